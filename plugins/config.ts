@@ -1,0 +1,10 @@
+import fp from 'fastify-plugin'
+import type { Config } from '../src/config.ts'
+
+declare module 'fastify' {
+  interface FastifyInstance { config: Config }
+}
+
+export default fp<{ config: Config }>(async (app, { config }) => {
+  app.decorate('config', config)
+}, { name: 'config' })

@@ -1,0 +1,27 @@
+// Shapes used by every route group.
+import { Type, type TSchema } from 'typebox'
+
+export const ErrorResponse = Type.Object({ error: Type.String({ description: 'human-readable message' }) }, {
+  $id: 'ErrorResponse', additionalProperties: false, description: 'every failure has exactly this body',
+})
+
+const ERROR_DESCRIPTIONS: Record<number, string> = {
+  400: 'invalid input or missing fields',
+  401: 'token missing, invalid or expired',
+  403: 'role too low',
+  404: 'not found, or not yours',
+  409: 'duplicate or state conflict',
+  413: 'request body too large',
+  415: 'unsupported content type',
+  429: 'rate limited',
+  502: 'the cluster, registry or git host answered badly or not at all',
+  503: 'a dependency is unavailable',
+}
+
+/** The `{error}` reply for each listed status code, for a route's `response` schema. */
+export function errorResponses(...codes: number[]): Record<number, TSchema> {
+  return Object.fromEntries(codes.map((code) => [code, Type.Ref('ErrorResponse', { description: ERROR_DESCRIPTIONS[code] ?? 'error' })]))
+}
+
+export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601 UTC' })
+export const Id = Type.String({ minLength: 1, maxLength: 64, description: 'record id' })

@@ -1,0 +1,61 @@
+// The typed environment. Every variable the service reads is declared here, with its default, and checked
+// once at start-up so a bad value stops the process with one line naming the variable.
+import { Type, type Static } from 'typebox'
+import { Value } from 'typebox/value'
+
+const Bool = (fallback: boolean, description: string) => Type.Boolean({ default: fallback, description })
+
+export const ConfigSchema = Type.Object({
+  NODE_ENV: Type.Union([Type.Literal('development'), Type.Literal('production'), Type.Literal('test')], {
+    default: 'development', description: 'development, production or test',
+  }),
+  HOST: Type.String({ default: '0.0.0.0', minLength: 1, description: 'interface to listen on' }),
+  PORT: Type.Integer({ default: 3000, minimum: 0, maximum: 65535, description: 'port to listen on' }),
+  LOG_LEVEL: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)), {
+    default: 'info', description: 'pino log level',
+  }),
+  MONGODB_URI: Type.Optional(Type.String({ minLength: 1, pattern: '^mongodb(\\+srv)?://', description: 'a real MongoDB; unset = embedded server' })),
+  MONGODB_DB: Type.String({ default: 'cluster_workflows', pattern: '^[A-Za-z0-9_-]{1,63}$', description: 'database name' }),
+  EMBEDDED_DB: Type.Union([Type.Literal('disk'), Type.Literal('memory')], {
+    default: 'disk', description: 'embedded server storage when MONGODB_URI is unset',
+  }),
+  DATA_DIR: Type.String({ default: './data', minLength: 1, description: 'where the embedded server keeps its files' }),
+  TTL_SWEEP_INTERVAL_MS: Type.Integer({ default: 10_000, minimum: 50, maximum: 3_600_000, description: 'embedded server TTL sweep interval' }),
+  BODY_LIMIT_BYTES: Type.Integer({ default: 1_048_576, minimum: 1024, maximum: 104_857_600, description: 'largest accepted request body' }),
+  CORS_ORIGINS: Type.String({ default: '*', description: 'comma-separated allowed origins, or * for any (never with credentials)' }),
+  TRUST_PROXY: Bool(false, 'trust X-Forwarded-* headers (behind a reverse proxy)'),
+  RATE_LIMIT_MAX: Type.Integer({ default: 600, minimum: 1, description: 'requests per minute per client on rate-limited routes' }),
+  SHUTDOWN_GRACE_MS: Type.Integer({ default: 10_000, minimum: 100, maximum: 120_000, description: 'how long in-flight work may finish on shutdown' }),
+  PUBLIC_URL: Type.String({ default: 'http://localhost:3000', pattern: '^https?://', description: 'address clients reach this service at' }),
+})
+
+export type Config = Static<typeof ConfigSchema>
+
+export class ConfigError extends Error {}
+
+// Values of these may hold credentials, so an error names the variable but never echoes the value.
+const SECRET_LIKE = /(SECRET|KEY|PASSWORD|TOKEN|URI)/
+
+/** Reads the configuration from an environment map; throws ConfigError with a one-line message. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const raw: Record<string, unknown> = {}
+  for (const name of Object.keys(ConfigSchema.properties)) {
+    const value = env[name]
+    if (value !== undefined && value !== '') raw[name] = value
+  }
+  const candidate = Value.Default(ConfigSchema, Value.Convert(ConfigSchema, raw))
+  const first = Value.Errors(ConfigSchema, candidate)[0]
+  if (first) {
+    const name = first.instancePath.split('/')[1] || first.params && Object.values(first.params)[0] || 'configuration'
+    const shown = SECRET_LIKE.test(String(name)) || raw[name as string] === undefined ? '' : ` (got "${String(raw[name as string])}")`
+    throw new ConfigError(`Invalid configuration: ${name} ${first.message}${shown}`)
+  }
+  return candidate as Config
+}
+
+/** Builds a configuration for tests and tools: defaults plus the given overrides, still validated. */
+export function testConfig(overrides: Partial<Record<keyof Config, string | number | boolean>> = {}): Config {
+  const env: Record<string, string> = { NODE_ENV: 'test', LOG_LEVEL: 'silent', EMBEDDED_DB: 'memory' }
+  for (const [k, v] of Object.entries(overrides)) if (v !== undefined) env[k] = String(v)
+  return loadConfig(env)
+}

@@ -1,0 +1,46 @@
+// Logger options shared by the app and the tools. Secrets must never reach a log line, so redaction covers
+// headers, bodies and the query strings that may carry a token (the terminal WebSocket) or an OAuth code.
+import type { LoggerOptions } from 'pino'
+import type { Config } from './config.ts'
+
+const SECRET_KEYS = ['password', 'current_password', 'new_password', 'token', 'refresh_token', 'id_token', 'access_token',
+  'credentials', 'secret', 'client_secret', 'kubeconfig', 'code', 'state', 'invite_code']
+
+export const redactPaths = [
+  'req.headers.authorization', 'req.headers.cookie', 'req.headers["set-cookie"]', 'res.headers["set-cookie"]',
+  ...SECRET_KEYS.flatMap((k) => [k, `*.${k}`, `*.*.${k}`]),
+]
+
+const SECRET_QUERY = new RegExp(`([?&](?:${SECRET_KEYS.join('|')})=)[^&#]*`, 'gi')
+
+/** Replaces the values of secret-bearing query parameters in a URL with a marker. */
+export function redactUrl(url: string): string {
+  return url.replace(SECRET_QUERY, '$1[REDACTED]')
+}
+
+// Credentials that can ride inside an error's text: user:password in a URI, and bearer tokens.
+const URI_CREDENTIALS = /([a-z][a-z0-9+.-]*:\/\/)[^\s/@:]+(:[^\s/@]*)?@/gi
+const BEARER = /(bearer\s+)[A-Za-z0-9._~+/=-]+/gi
+
+/** Scrubs credentials out of free text (error messages, stacks) before it is logged. */
+export function redactText(text: string): string {
+  return redactUrl(text.replace(URI_CREDENTIALS, '$1[REDACTED]@').replace(BEARER, '$1[REDACTED]'))
+}
+
+function serializeError(err: unknown): Record<string, unknown> {
+  if (!(err instanceof Error)) return { message: redactText(String(err)) }
+  const code = (err as { code?: unknown }).code
+  return { type: err.name, message: redactText(err.message), ...(code !== undefined && { code }), stack: err.stack && redactText(err.stack) }
+}
+
+export function loggerOptions(config: Pick<Config, 'LOG_LEVEL'>): LoggerOptions {
+  return {
+    level: config.LOG_LEVEL,
+    redact: { paths: redactPaths, censor: '[REDACTED]' },
+    serializers: {
+      req: (req: { method: string; url: string; ip?: string; id?: string }) => ({ id: req.id, method: req.method, url: redactUrl(req.url), ip: req.ip }),
+      res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+      err: serializeError,
+    },
+  }
+}

@@ -1,0 +1,96 @@
+// The error handler on its own: one Fastify instance with the app's options and the errors plugin, plus
+// scratch routes that fail in each way a real route can.
+import t from 'tap'
+import Fastify from 'fastify'
+import { Writable } from 'node:stream'
+import { Type } from 'typebox'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import { fastifyOptions } from '../../src/fastify-options.ts'
+import { testConfig } from '../../src/config.ts'
+import configPlugin from '../../plugins/config.ts'
+import errorsPlugin from '../../plugins/errors.ts'
+import rateLimitPlugin from '../../plugins/rate-limit.ts'
+import { BadRequest, Conflict, Forbidden, NotFound, UpstreamError } from '../../src/errors.ts'
+
+const config = testConfig({ LOG_LEVEL: 'info', BODY_LIMIT_BYTES: 2048, RATE_LIMIT_MAX: 2 })
+const logs: string[] = []
+const logStream = new Writable({ write(chunk, _e, done) { logs.push(String(chunk)); done() } })
+const app = Fastify(fastifyOptions(config, { logStream })).withTypeProvider<TypeBoxTypeProvider>()
+await app.register(configPlugin, { config })
+await app.register(errorsPlugin)
+await app.register(rateLimitPlugin)
+
+const thrown = { bad: new BadRequest('name is required'), forbidden: new Forbidden(), missing: new NotFound('workflow'),
+  taken: new Conflict('a cluster with that name exists'), upstream: new UpstreamError('cluster did not answer') }
+app.get('/typed/:kind', async (req) => { throw thrown[(req.params as { kind: keyof typeof thrown }).kind] })
+app.get('/crash', async () => { throw new Error('driver said: connection to mongodb://admin:hunter2@db failed at Foo.bar (x.js:1:1)') })
+app.post('/items', {
+  schema: { body: Type.Object({ email: Type.String({ format: 'email' }), count: Type.Integer({ minimum: 1 }) }, { additionalProperties: false }) },
+}, async (req) => ({ ok: req.body.count }))
+app.get('/limited', { config: { rateLimit: { max: 2, timeWindow: '1 minute' } } }, async () => ({ ok: true }))
+await app.ready()
+t.teardown(() => app.close())
+
+const onlyError = (t: Tap.Test, body: unknown) => t.same(Object.keys(body as object), ['error'], 'body is exactly {error}')
+
+t.test('typed service errors map to their status codes with their message', async (t) => {
+  const expected = { bad: 400, forbidden: 403, missing: 404, taken: 409, upstream: 502 }
+  for (const [kind, status] of Object.entries(expected)) {
+    const res = await app.inject({ url: `/typed/${kind}` })
+    t.equal(res.statusCode, status, kind)
+    onlyError(t, res.json())
+    t.equal(res.json().error, thrown[kind as keyof typeof thrown].message)
+  }
+})
+
+t.test('schema violations are 400 naming the field', async (t) => {
+  let res = await app.inject({ method: 'POST', url: '/items', payload: { email: 'not-an-email', count: 1 } })
+  t.equal(res.statusCode, 400)
+  onlyError(t, res.json())
+  t.match(res.json().error, /body\/email must match format "email"/)
+  res = await app.inject({ method: 'POST', url: '/items', payload: { email: 'a@b.co' } })
+  t.equal(res.statusCode, 400)
+  t.match(res.json().error, /count/)
+  res = await app.inject({ method: 'POST', url: '/items', payload: { email: 'a@b.co', count: 1, extra: true } })
+  t.equal(res.statusCode, 400, 'unknown fields are refused, not silently dropped')
+  t.match(res.json().error, /additional properties/)
+  res = await app.inject({ method: 'POST', url: '/items', payload: { email: 'a@b.co', count: 2 } })
+  t.equal(res.statusCode, 200)
+  t.same(res.json(), { ok: 2 })
+})
+
+t.test('malformed JSON is 400, a body over the limit 413, a foreign content type 415', async (t) => {
+  let res = await app.inject({ method: 'POST', url: '/items', headers: { 'content-type': 'application/json' }, payload: '{"email":' })
+  t.equal(res.statusCode, 400)
+  t.same(res.json(), { error: 'body is not valid JSON' })
+  res = await app.inject({ method: 'POST', url: '/items', payload: { email: 'a@b.co', count: 1, pad: 'x'.repeat(4096) } })
+  t.equal(res.statusCode, 413)
+  t.same(res.json(), { error: 'request body is larger than 2048 bytes' })
+  res = await app.inject({ method: 'POST', url: '/items', headers: { 'content-type': 'application/xml' }, payload: '<a/>' })
+  t.equal(res.statusCode, 415)
+  onlyError(t, res.json())
+})
+
+t.test('an unexpected failure is a generic 500; its detail reaches the log only', async (t) => {
+  const res = await app.inject({ url: '/crash' })
+  t.equal(res.statusCode, 500)
+  t.same(res.json(), { error: 'internal server error' })
+  t.notMatch(res.body, /hunter2|driver|x\.js/)
+  t.ok(logs.some((l) => l.includes('unhandled error') && l.includes('driver said')), 'the detail is logged')
+  t.notOk(logs.some((l) => l.includes('hunter2')), 'a password inside the error text is scrubbed from the log')
+})
+
+t.test('rate-limited routes answer 429 with {error}', async (t) => {
+  const codes = []
+  for (let i = 0; i < 3; i++) codes.push((await app.inject({ url: '/limited' })).statusCode)
+  t.same(codes, [200, 200, 429])
+  const res = await app.inject({ url: '/limited' })
+  onlyError(t, res.json())
+  t.match(res.json().error, /too many requests/)
+})
+
+t.test('unknown routes are 404 {error} and never echo the query string', async (t) => {
+  const res = await app.inject({ url: '/v1/api/nothing?token=supersecret' })
+  t.equal(res.statusCode, 404)
+  t.same(res.json(), { error: 'route GET /v1/api/nothing not found' })
+})

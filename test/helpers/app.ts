@@ -1,0 +1,27 @@
+// Builds the real app on the test database (embedded in memory, or MONGODB_URI), one per test file, and
+// collects its log lines so tests can check what reaches the log.
+import { Writable } from 'node:stream'
+import { buildApp } from '../../src/app.ts'
+import { testConfig, type Config } from '../../src/config.ts'
+import type { App } from '../../src/app-types.ts'
+import { startTestDatabase } from './database.ts'
+
+export interface TestApp {
+  app: App
+  logs: string[]
+  config: Config
+}
+
+interface Teardown { teardown(fn: () => unknown): void }
+
+export async function startTestApp(t: Teardown, overrides: Parameters<typeof testConfig>[0] = {}): Promise<TestApp> {
+  const database = await startTestDatabase()
+  const config = testConfig({ LOG_LEVEL: 'info', MONGODB_URI: database.uri, MONGODB_DB: database.dbName, ...overrides })
+  const logs: string[] = []
+  const logStream = new Writable({ write(chunk, _enc, done) { logs.push(String(chunk)); done() } })
+  const app = await buildApp(config, { logStream })
+  // The app's driver must disconnect before the database it talks to goes away.
+  t.teardown(async () => { await app.close(); await database.close() })
+  await app.ready()
+  return { app, logs, config }
+}
