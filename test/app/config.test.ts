@@ -46,3 +46,10 @@ t.test('.env.example lists every variable with its default', async (t) => {
   const committed = readFileSync(new URL('../../.env.example', import.meta.url), 'utf8')
   t.equal(committed, renderEnvExample(), '.env.example is current (run: node --import tsx scripts/env-example.ts)')
 })
+
+t.test('the README documents every variable', async (t) => {
+  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8')
+  for (const name of Object.keys((await import('../../src/config.ts')).ConfigSchema.properties)) {
+    t.match(readme, new RegExp('\\| `' + name + '` \\|'), name)
+  }
+})
