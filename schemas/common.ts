@@ -25,3 +25,8 @@ export function errorResponses(...codes: number[]): Record<number, TSchema> {
 
 export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601 UTC' })
 export const Id = Type.String({ minLength: 1, maxLength: 64, description: 'record id' })
+
+/** A string from a fixed set, as a JSON-schema `enum` (typed as the union of its values). */
+export function StringEnum<const T extends readonly string[]>(values: T, options: Record<string, unknown> = {}) {
+  return Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options })
+}

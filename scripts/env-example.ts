@@ -1,6 +1,9 @@
-// Writes .env.example from the configuration schema, so the list of variables cannot drift from the code.
-import { writeFileSync } from 'node:fs'
-import { renderEnvExample } from '../src/config-docs.ts'
+// Writes .env.example and the README's configuration table from the configuration schema, so neither can
+// drift from the code (tests compare both).
+import { readFileSync, writeFileSync } from 'node:fs'
+import { renderEnvExample, renderReadmeTable, replaceReadmeTable } from '../src/config-docs.ts'
 
 writeFileSync(new URL('../.env.example', import.meta.url), renderEnvExample())
-process.stdout.write('wrote .env.example\n')
+const readmeUrl = new URL('../README.md', import.meta.url)
+writeFileSync(readmeUrl, replaceReadmeTable(readFileSync(readmeUrl, 'utf8'), renderReadmeTable()))
+process.stdout.write('wrote .env.example and the README configuration table\n')

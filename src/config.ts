@@ -2,6 +2,7 @@
 // once at start-up so a bad value stops the process with one line naming the variable.
 import { Type, type Static } from 'typebox'
 import { Value } from 'typebox/value'
+import { authConfigProblem } from './services/auth-config.ts'
 
 const Bool = (fallback: boolean, description: string) => Type.Boolean({ default: fallback, description })
 
@@ -11,7 +12,7 @@ export const ConfigSchema = Type.Object({
   }),
   HOST: Type.String({ default: '0.0.0.0', minLength: 1, description: 'interface to listen on' }),
   PORT: Type.Integer({ default: 3000, minimum: 0, maximum: 65535, description: 'port to listen on' }),
-  LOG_LEVEL: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)), {
+  LOG_LEVEL: Type.Union([Type.Literal('fatal'), Type.Literal('error'), Type.Literal('warn'), Type.Literal('info'), Type.Literal('debug'), Type.Literal('trace'), Type.Literal('silent')], {
     default: 'info', description: 'pino log level',
   }),
   MONGODB_URI: Type.Optional(Type.String({ minLength: 1, pattern: '^mongodb(\\+srv)?://', description: 'a real MongoDB; unset = embedded server' })),
@@ -26,7 +27,19 @@ export const ConfigSchema = Type.Object({
   TRUST_PROXY: Bool(false, 'trust X-Forwarded-* headers (behind a reverse proxy)'),
   RATE_LIMIT_MAX: Type.Integer({ default: 600, minimum: 1, description: 'requests per minute per client on rate-limited routes' }),
   SHUTDOWN_GRACE_MS: Type.Integer({ default: 10_000, minimum: 100, maximum: 120_000, description: 'how long in-flight work may finish on shutdown' }),
+  STATS_REFRESH_CRON: Type.String({ default: '*/10 * * * *', minLength: 9, maxLength: 100, description: 'cron schedule of the dashboard statistics repair' }),
   PUBLIC_URL: Type.String({ default: 'http://localhost:3000', pattern: '^https?://', description: 'address clients reach this service at' }),
+  // Sign-in (README "Sign-in").
+  JWT_SECRET: Type.Optional(Type.String({ minLength: 32, description: 'HS256 signing key, at least 32 characters; required in production (development generates one in DATA_DIR/jwt-secret)' })),
+  JWT_ISSUER: Type.String({ default: 'cluster-workflow-orchestrator', minLength: 1, description: 'iss claim of the tokens this service issues and accepts' }),
+  JWT_AUDIENCE: Type.String({ default: 'cluster-workflow-orchestrator-api', minLength: 1, description: 'aud claim of the tokens this service issues and accepts' }),
+  OPEN_SIGNUP: Bool(false, 'let anyone register without an invite code (the first user never needs one)'),
+  FRONTEND_URL: Type.String({ default: 'http://localhost:5173', pattern: '^https?://', description: 'web client that OAuth sign-in returns to (/auth/callback, /login)' }),
+  OAUTH_PROVIDERS: Type.Optional(Type.String({ minLength: 2, description: 'JSON array of OAuth2/OIDC sign-in providers (README "Sign-in"); unset = password sign-in only' })),
+  AUTH_RATE_LIMIT_PER_IP: Type.Integer({ default: 30, minimum: 1, description: 'sign-in requests (login, register, refresh, OAuth exchange) per window per client address' }),
+  AUTH_RATE_LIMIT_PER_EMAIL: Type.Integer({ default: 10, minimum: 1, description: 'login and register attempts per window per email address' }),
+  AUTH_RATE_LIMIT_WINDOW_MS: Type.Integer({ default: 60_000, minimum: 1000, maximum: 86_400_000, description: 'window of the sign-in rate limits' }),
+  AUTH_USER_CACHE_MS: Type.Integer({ default: 2000, minimum: 0, maximum: 10_000, description: 'how long a token\'s user (role, existence) may be served from memory' }),
 })
 
 export type Config = Static<typeof ConfigSchema>
@@ -50,6 +63,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     const shown = SECRET_LIKE.test(String(name)) || raw[name as string] === undefined ? '' : ` (got "${String(raw[name as string])}")`
     throw new ConfigError(`Invalid configuration: ${name} ${first.message}${shown}`)
   }
+  const authProblem = authConfigProblem(candidate as Config)
+  if (authProblem) throw new ConfigError(`Invalid configuration: ${authProblem}`)
   return candidate as Config
 }
 

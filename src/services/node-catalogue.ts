@@ -56,9 +56,10 @@ export const NODE_TYPE_INFO: Record<NodeType, TypeInfo> = {
 
 const CATALOGUE_VERSION = '1.0.0'
 
-type SchemaLike = { type?: string; title?: string; description?: string; default?: unknown; anyOf?: SchemaLike[]; const?: unknown; properties?: Record<string, SchemaLike>; required?: string[] }
+type SchemaLike = { type?: string; enum?: unknown[]; title?: string; description?: string; default?: unknown; anyOf?: SchemaLike[]; const?: unknown; properties?: Record<string, SchemaLike>; required?: string[] }
 
 function parameterType(s: SchemaLike): { type: ParameterType; options: string[] } {
+  if (s.enum) return { type: 'select', options: s.enum.map(String) }
   if (s.anyOf?.length && s.anyOf.every((o) => o.const !== undefined)) return { type: 'select', options: s.anyOf.map((o) => String(o.const)) }
   if (s.anyOf?.length) return parameterType(s.anyOf[0])
   switch (s.type) {

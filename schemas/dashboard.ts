@@ -1,0 +1,24 @@
+import { Type } from 'typebox'
+import { Timestamp } from './common.ts'
+
+const Metric = Type.Object({
+  value: Type.Number(),
+  change: Type.Number({ description: 'percent change against the value 7 days earlier' }),
+  trend: Type.Union([Type.Literal('up'), Type.Literal('down'), Type.Literal('neutral')]),
+}, { additionalProperties: false })
+
+export const DashboardStats = Type.Object({
+  total_workflows: Metric,
+  published_workflows: Metric,
+  total_runs: Metric,
+  success_rate: { ...Metric, description: 'percent of finished runs that completed' },
+  clusters: Metric,
+  healthy_clusters: Metric,
+  tracked_resources: Metric,
+  builds: Metric,
+  computed_at: Timestamp,
+}, { additionalProperties: false, description: 'pre-computed per user; kept up to date as workflows and runs change' })
+
+export const RecentWorkflowsQuery = Type.Object({
+  limit: Type.Integer({ minimum: 1, maximum: 50, default: 5 }),
+}, { additionalProperties: false })

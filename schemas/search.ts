@@ -1,0 +1,17 @@
+import { Type } from 'typebox'
+import { Timestamp } from './common.ts'
+
+export const SearchQuery = Type.Object({
+  q: Type.String({ minLength: 1, maxLength: 200, description: 'matched literally, case-insensitive' }),
+  limit: Type.Integer({ minimum: 1, maximum: 20, default: 5, description: 'results per group' }),
+}, { additionalProperties: false })
+
+const NamedHit = Type.Object({ id: Type.String(), name: Type.String() }, { additionalProperties: false })
+
+export const SearchResults = Type.Object({
+  workflows: Type.Array(Type.Object({ id: Type.String(), name: Type.String(), description: Type.String(), status: Type.String(), updated_at: Timestamp }, { additionalProperties: false })),
+  clusters: Type.Array(NamedHit, { description: 'empty until clusters are searchable' }),
+  resources: Type.Array(NamedHit, { description: 'empty until tracked resources are searchable' }),
+  plugins: Type.Array(NamedHit, { description: 'empty until plugins are searchable' }),
+  templates: Type.Array(Type.Object({ id: Type.String(), name: Type.String(), display_name: Type.String(), category: Type.String(), description: Type.String() }, { additionalProperties: false })),
+}, { additionalProperties: false, description: 'only what the caller may see' })

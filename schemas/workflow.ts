@@ -1,0 +1,142 @@
+// Workflows, versions and runs as the API shows them (API.md §3).
+import { Type } from 'typebox'
+import { Timestamp, Id, StringEnum } from './common.ts'
+import { CanvasNode, CanvasEdge, MAX_NODES, MAX_EDGES } from './nodes.ts'
+import { PaginationQuery, PageOf } from './pagination.ts'
+
+export const WorkflowStatus = StringEnum(['draft', 'published', 'archived'])
+
+// Replies describe canvas documents without listing their keys: the serializer would otherwise reorder
+// them, and the canvas gets back exactly what it saved.
+const SavedNode = Type.Object({}, { additionalProperties: true, description: 'a canvas node as saved: id, type, position {x, y}, data, width?, height? and any other keys, unchanged' })
+const SavedEdge = Type.Object({}, { additionalProperties: true, description: 'a canvas edge as saved: id, source, target, sourceHandle?, targetHandle? and any other keys, unchanged' })
+const Metadata = Type.Record(Type.String(), Type.Unknown(), { description: 'free-form metadata of the client' })
+
+const Name = Type.String({ minLength: 1, maxLength: 200 })
+const Description = Type.String({ maxLength: 5000 })
+const ClusterRef = Type.Union([Type.String({ minLength: 1, maxLength: 253 }), Type.Null()], { description: 'id or name of the cluster runs deploy to by default' })
+
+export const Workflow = Type.Object({
+  id: Id,
+  name: Type.String(),
+  description: Type.String(),
+  cluster_id: Type.Union([Type.String(), Type.Null()]),
+  nodes: Type.Array(SavedNode),
+  edges: Type.Array(SavedEdge),
+  metadata: Metadata,
+  status: WorkflowStatus,
+  owner_id: Type.String(),
+  current_version: Type.Integer({ minimum: 0, description: 'number of the newest version (0 before any)' }),
+  run_count: Type.Integer({ minimum: 0 }),
+  success_count: Type.Integer({ minimum: 0 }),
+  failure_count: Type.Integer({ minimum: 0 }),
+  last_run_at: Type.Union([Timestamp, Type.Null()]),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+}, { $id: 'Workflow', additionalProperties: false })
+
+export const WorkflowParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) })
+
+export const CreateWorkflowBody = Type.Object({
+  name: Name,
+  description: Type.Optional(Description),
+  cluster_id: Type.Optional(ClusterRef),
+  metadata: Type.Optional(Metadata),
+}, { additionalProperties: false })
+
+export const UpdateWorkflowBody = Type.Object({
+  name: Type.Optional(Name),
+  description: Type.Optional(Description),
+  cluster_id: Type.Optional(ClusterRef),
+  metadata: Type.Optional(Metadata),
+}, { additionalProperties: false, minProperties: 1 })
+
+export const SaveWorkflowBody = Type.Object({
+  nodes: Type.Array(CanvasNode, { maxItems: MAX_NODES }),
+  edges: Type.Array(CanvasEdge, { maxItems: MAX_EDGES }),
+  metadata: Type.Optional(Metadata),
+}, { additionalProperties: false })
+
+export const CloneWorkflowBody = Type.Object({ name: Type.Optional(Name) }, { additionalProperties: false })
+export const SetStatusBody = Type.Object({ status: WorkflowStatus }, { additionalProperties: false })
+
+export const WorkflowListQuery = PaginationQuery(['created_at', 'updated_at', 'name', 'status', 'last_run_at'], {
+  status: Type.Optional(WorkflowStatus),
+})
+export const WorkflowList = PageOf('workflows', Type.Ref('Workflow'))
+
+// Versions
+
+export const Version = Type.Object({
+  id: Id,
+  workflow_id: Type.String(),
+  version: Type.Integer({ minimum: 1 }),
+  name: Type.String(),
+  tag: Type.String(),
+  description: Type.String(),
+  nodes: Type.Array(SavedNode),
+  edges: Type.Array(SavedEdge),
+  metadata: Metadata,
+  is_automatic: Type.Boolean({ description: 'true when a run or a restore recorded it' }),
+  restored_from: Type.Union([Type.Integer(), Type.Null()]),
+  run_id: Type.Union([Type.String(), Type.Null()]),
+  run_status: Type.Union([Type.String(), Type.Null()]),
+  created_by: Type.String(),
+  created_at: Timestamp,
+}, { $id: 'Version', additionalProperties: false })
+
+export const VersionParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }), version: Type.Integer({ minimum: 1, maximum: 1_000_000_000 }) })
+export const VersionMetaBody = Type.Object({
+  name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  tag: Type.Optional(Type.String({ maxLength: 100 })),
+  description: Type.Optional(Description),
+}, { additionalProperties: false })
+export const VersionListQuery = PaginationQuery(['created_at', 'version', 'name'])
+export const VersionList = PageOf('versions', Type.Ref('Version'))
+export const CompareQuery = Type.Object({
+  v1: Type.Integer({ minimum: 1, description: 'version to compare from' }),
+  v2: Type.Integer({ minimum: 1, description: 'version to compare to' }),
+}, { additionalProperties: false })
+
+const FieldChange = Type.Object({
+  path: Type.String({ description: 'JSON pointer into the node' }),
+  old: Type.Optional(Type.Unknown({ description: 'absent when the field was added' })),
+  new: Type.Optional(Type.Unknown({ description: 'absent when the field was removed' })),
+}, { additionalProperties: false })
+
+export const VersionComparison = Type.Object({
+  from_version: Type.Integer(),
+  to_version: Type.Integer(),
+  added_nodes: Type.Array(SavedNode),
+  removed_nodes: Type.Array(SavedNode),
+  modified_nodes: Type.Array(Type.Object({ node_id: Type.String(), type: Type.String(), changes: Type.Array(FieldChange) }, { additionalProperties: false })),
+  added_edges: Type.Array(SavedEdge),
+  removed_edges: Type.Array(SavedEdge),
+}, { additionalProperties: false })
+
+export const RestoreResult = Type.Object({ version: Type.Ref('Version'), workflow: Type.Ref('Workflow') }, { additionalProperties: false })
+
+// Runs
+
+export const RunStatus = StringEnum(['pending', 'running', 'completed', 'failed'])
+export const Run = Type.Object({
+  id: Id,
+  workflow_id: Type.String(),
+  version: Type.Integer(),
+  cluster: Type.String(),
+  namespace: Type.Union([Type.String(), Type.Null()]),
+  status: RunStatus,
+  dry_run: Type.Boolean(),
+  started_at: Timestamp,
+  finished_at: Type.Union([Timestamp, Type.Null()]),
+  duration_ms: Type.Union([Type.Integer(), Type.Null()]),
+  triggered_by: Type.String(),
+  nodes: Type.Array(Type.Object({
+    node_id: Type.String(), kind: Type.String(), name: Type.String(), namespace: Type.Union([Type.String(), Type.Null()]),
+    action: StringEnum(['created', 'configured', 'unchanged', 'failed', 'skipped']), message: Type.String(),
+  }, { additionalProperties: false })),
+  logs: Type.Array(Type.String()),
+  error: Type.Union([Type.String(), Type.Null()]),
+}, { $id: 'Run', additionalProperties: false })
+export const RunListQuery = PaginationQuery(['started_at', 'finished_at', 'status', 'duration_ms'], { status: Type.Optional(RunStatus) })
+export const RunList = PageOf('runs', Type.Ref('Run'))

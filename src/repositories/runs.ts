@@ -1,0 +1,65 @@
+// The `workflow_runs` collection: the execution history of each workflow (API.md §3). Runs are written by
+// the deploy service; this issue defines the record and its paginated history.
+import type { Collection, Db } from 'mongodb'
+import { indexSetups } from './indexes.ts'
+import { newId } from './ids.ts'
+import { paginate, type PageRequest, type Page } from './pagination.ts'
+
+export type RunStatus = 'pending' | 'running' | 'completed' | 'failed'
+export type NodeAction = 'created' | 'configured' | 'unchanged' | 'failed' | 'skipped'
+
+export interface RunNodeResult { node_id: string; kind: string; name: string; namespace: string | null; action: NodeAction; message: string }
+
+export interface RunDoc {
+  _id: string
+  owner_id: string
+  workflow_id: string
+  version: number
+  cluster: string
+  namespace: string | null
+  status: RunStatus
+  dry_run: boolean
+  started_at: Date
+  finished_at: Date | null
+  duration_ms: number | null
+  triggered_by: string
+  nodes: RunNodeResult[]
+  logs: string[]
+  error: string | null
+}
+
+export interface Run extends Omit<RunDoc, '_id' | 'owner_id' | 'started_at' | 'finished_at'> { id: string; started_at: string; finished_at: string | null }
+
+export const toRun = ({ _id, owner_id: _o, started_at, finished_at, ...rest }: RunDoc): Run => ({
+  id: _id, ...rest, started_at: started_at.toISOString(), finished_at: finished_at ? finished_at.toISOString() : null,
+})
+
+indexSetups.push(async (db) => {
+  const c = db.collection('workflow_runs')
+  await c.createIndex({ owner_id: 1, workflow_id: 1, started_at: -1 })
+  await c.createIndex({ owner_id: 1, started_at: -1 })
+})
+
+export class RunRepository {
+  private readonly c: Collection<RunDoc>
+  constructor(db: Db) {
+    this.c = db.collection<RunDoc>('workflow_runs')
+  }
+
+  async create(input: Omit<RunDoc, '_id'>): Promise<Run> {
+    const doc: RunDoc = { _id: newId(), ...input }
+    await this.c.insertOne(doc)
+    return toRun(doc)
+  }
+
+  async list(ownerId: string, workflowId: string, req: PageRequest, filter: { status?: RunStatus } = {}): Promise<Page<Run>> {
+    return paginate(this.c, req, {
+      filter: { owner_id: ownerId, workflow_id: workflowId, ...(filter.status && { status: filter.status }) },
+      sortFields: { started_at: 'started_at', finished_at: 'finished_at', status: 'status', duration_ms: 'duration_ms' },
+    }, toRun)
+  }
+
+  async deleteForWorkflow(ownerId: string, workflowId: string): Promise<void> {
+    await this.c.deleteMany({ owner_id: ownerId, workflow_id: workflowId })
+  }
+}

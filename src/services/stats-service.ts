@@ -1,0 +1,75 @@
+// Keeps each user's dashboard statistics up to date: recomputed when their workflows or runs change
+// (announced on the bus) and, to repair any drift, for everyone on a schedule. Reading them never counts.
+import cron, { type ScheduledTask } from 'node-cron'
+import type { EventBus } from '../events/bus.ts'
+import { METRIC_NAMES, type DashboardStats, type Metric, type MetricName, type StatsRepository } from '../repositories/stats.ts'
+
+const WEEK_MS = 7 * 24 * 3600 * 1000
+
+/** A metric and its change in percent against its value 7 days earlier. */
+export function metric(value: number, before: number): Metric {
+  const change = before === 0 ? (value > 0 ? 100 : 0) : Math.round(((value - before) / before) * 1000) / 10
+  return { value, change, trend: change > 0 ? 'up' : change < 0 ? 'down' : 'neutral' }
+}
+
+export class StatsService {
+  private readonly running = new Map<string, Promise<DashboardStats>>()
+  private readonly dirty = new Set<string>()
+  private task: ScheduledTask | undefined
+  private readonly unsubscribe: Array<() => void> = []
+
+  constructor(private readonly repo: StatsRepository, private readonly bus: EventBus, private readonly now: () => Date = () => new Date()) {}
+
+  /** Listens for changes and schedules the periodic repair. */
+  start(schedule: string): void {
+    const touch = ({ owner_id }: { owner_id: string }) => { void this.refresh(owner_id).catch(() => undefined) }
+    for (const event of ['workflow.created', 'workflow.deleted', 'workflow.status_changed', 'run.finished'] as const) {
+      this.unsubscribe.push(this.bus.on(event, touch))
+    }
+    this.task = cron.schedule(schedule, () => { void this.refreshAll().catch(() => undefined) }, { noOverlap: true, unref: true, name: 'dashboard-stats' })
+  }
+
+  async stop(): Promise<void> {
+    for (const off of this.unsubscribe.splice(0)) off()
+    await this.task?.destroy()
+    await Promise.allSettled([...this.running.values()])
+  }
+
+  /** The stored statistics; computed once for a user who has none yet. */
+  async get(ownerId: string): Promise<DashboardStats> {
+    return (await this.repo.get(ownerId)) ?? this.refresh(ownerId)
+  }
+
+  /**
+   * Recomputes one user's statistics. Calls that arrive while one is running are folded into a single
+   * follow-up run, so a burst of changes costs at most two computations and the last one sees them all.
+   */
+  refresh(ownerId: string): Promise<DashboardStats> {
+    const current = this.running.get(ownerId)
+    if (current) {
+      this.dirty.add(ownerId)
+      return current.then(() => this.running.get(ownerId) ?? this.refresh(ownerId))
+    }
+    const run = this.compute(ownerId).finally(() => {
+      this.running.delete(ownerId)
+      if (this.dirty.delete(ownerId)) void this.refresh(ownerId).catch(() => undefined)
+    })
+    this.running.set(ownerId, run)
+    return run
+  }
+
+  async refreshAll(): Promise<number> {
+    const owners = await this.repo.owners()
+    for (const owner of owners) await this.refresh(owner)
+    return owners.length
+  }
+
+  private async compute(ownerId: string): Promise<DashboardStats> {
+    const at = this.now()
+    const { now, before } = await this.repo.snapshot(ownerId, new Date(at.getTime() - WEEK_MS))
+    const metrics = Object.fromEntries(METRIC_NAMES.map((name) => [name, metric(now[name], before[name])])) as Record<MetricName, Metric>
+    const stats = await this.repo.put(ownerId, metrics, at)
+    this.bus.emit('stats.updated', { owner_id: ownerId })
+    return stats
+  }
+}

@@ -1,0 +1,145 @@
+// Workflows and their versions: what users edit on the canvas all day. Every call takes the caller's id
+// and the repositories scope each query to it, so another user's workflow is indistinguishable from a
+// missing one.
+import { NotFound, BadRequest } from '../errors.ts'
+import type { EventBus } from '../events/bus.ts'
+import type { WorkflowRepository, Workflow, WorkflowStatus } from '../repositories/workflows.ts'
+import type { VersionRepository, Version } from '../repositories/versions.ts'
+import type { RunRepository, Run, RunStatus } from '../repositories/runs.ts'
+import type { PageRequest, Page } from '../repositories/pagination.ts'
+import { assertValidGraph, type GraphEdge, type GraphNode } from './workflow-graph.ts'
+import { diffGraphs, type GraphDiff } from './graph-diff.ts'
+
+export interface WorkflowServiceDeps {
+  workflows: WorkflowRepository
+  versions: VersionRepository
+  runs: RunRepository
+  bus: EventBus
+}
+
+export interface CreateWorkflow { name: string; description?: string; cluster_id?: string | null; metadata?: Record<string, unknown> }
+export interface UpdateWorkflow { name?: string; description?: string; cluster_id?: string | null; metadata?: Record<string, unknown> }
+export interface SaveGraph { nodes: GraphNode[]; edges: GraphEdge[]; metadata?: Record<string, unknown> }
+export interface VersionMeta { name?: string; tag?: string; description?: string }
+
+export class WorkflowService {
+  constructor(private readonly deps: WorkflowServiceDeps) {}
+
+  async create(ownerId: string, input: CreateWorkflow): Promise<Workflow> {
+    const wf = await this.deps.workflows.create(ownerId, {
+      name: input.name, description: input.description ?? '', cluster_id: input.cluster_id ?? null, metadata: input.metadata ?? {},
+    })
+    this.deps.bus.emit('workflow.created', { owner_id: ownerId, workflow_id: wf.id })
+    return wf
+  }
+
+  list(ownerId: string, req: PageRequest, filter: { status?: WorkflowStatus } = {}): Promise<Page<Workflow>> {
+    return this.deps.workflows.list(ownerId, req, filter)
+  }
+
+  async get(ownerId: string, id: string): Promise<Workflow> {
+    const wf = await this.deps.workflows.get(ownerId, id)
+    if (!wf) throw new NotFound('workflow')
+    return wf
+  }
+
+  update(ownerId: string, id: string, fields: UpdateWorkflow): Promise<Workflow> {
+    return this.write(ownerId, id, fields)
+  }
+
+  private async write(ownerId: string, id: string, fields: UpdateWorkflow & Partial<SaveGraph>): Promise<Workflow> {
+    const wf = await this.deps.workflows.update(ownerId, id, fields)
+    if (!wf) throw new NotFound('workflow')
+    this.deps.bus.emit('workflow.updated', { owner_id: ownerId, workflow_id: id })
+    return wf
+  }
+
+  /** Saves the canvas graph; no version is created. */
+  async save(ownerId: string, id: string, graph: SaveGraph): Promise<Workflow> {
+    assertValidGraph(graph.nodes, graph.edges)
+    return this.write(ownerId, id, { nodes: graph.nodes, edges: graph.edges, ...(graph.metadata && { metadata: graph.metadata }) })
+  }
+
+  async setStatus(ownerId: string, id: string, status: WorkflowStatus): Promise<Workflow> {
+    const res = await this.deps.workflows.setStatus(ownerId, id, status)
+    if (!res) throw new NotFound('workflow')
+    if (res.before !== status) {
+      this.deps.bus.emit('workflow.status_changed', { owner_id: ownerId, workflow_id: id, from: res.before, to: status })
+      if (status === 'archived') this.deps.bus.emit('workflow.archived', { owner_id: ownerId, workflow_id: id })
+    }
+    return res.workflow
+  }
+
+  async clone(ownerId: string, id: string, name?: string): Promise<Workflow> {
+    const source = await this.get(ownerId, id)
+    const copy = await this.deps.workflows.create(ownerId, {
+      name: name ?? `${source.name} (copy)`.slice(0, 200), description: source.description, cluster_id: source.cluster_id,
+      nodes: source.nodes, edges: source.edges, metadata: source.metadata, status: 'draft',
+    })
+    this.deps.bus.emit('workflow.created', { owner_id: ownerId, workflow_id: copy.id })
+    return copy
+  }
+
+  /** Deletes the workflow with its versions and run history; resources it deployed stay in the cluster. */
+  async delete(ownerId: string, id: string): Promise<void> {
+    if (!(await this.deps.workflows.delete(ownerId, id))) throw new NotFound('workflow')
+    await Promise.all([this.deps.versions.deleteForWorkflow(ownerId, id), this.deps.runs.deleteForWorkflow(ownerId, id)])
+    this.deps.bus.emit('workflow.deleted', { owner_id: ownerId, workflow_id: id })
+  }
+
+  recent(ownerId: string, limit: number): Promise<Workflow[]> {
+    return this.deps.workflows.recent(ownerId, limit)
+  }
+
+  async listRuns(ownerId: string, id: string, req: PageRequest, filter: { status?: RunStatus } = {}): Promise<Page<Run>> {
+    await this.get(ownerId, id)
+    return this.deps.runs.list(ownerId, id, req, filter)
+  }
+
+  // Versions
+
+  /** Snapshots the workflow's current graph as the next version. */
+  async createVersion(ownerId: string, id: string, meta: VersionMeta & { is_automatic?: boolean; restored_from?: number | null; run_id?: string | null }): Promise<Version> {
+    const allocated = await this.deps.workflows.allocateVersion(ownerId, id)
+    if (!allocated) throw new NotFound('workflow')
+    const { version, workflow } = allocated
+    const created = await this.deps.versions.create({
+      workflow_id: id, owner_id: ownerId, version, name: meta.name ?? `Version ${version}`, tag: meta.tag ?? '', description: meta.description ?? '',
+      nodes: workflow.nodes, edges: workflow.edges, metadata: workflow.metadata, is_automatic: meta.is_automatic ?? false,
+      restored_from: meta.restored_from ?? null, run_id: meta.run_id ?? null, run_status: null, created_by: ownerId,
+    })
+    this.deps.bus.emit('version.created', { owner_id: ownerId, workflow_id: id, version })
+    return created
+  }
+
+  async listVersions(ownerId: string, id: string, req: PageRequest): Promise<Page<Version>> {
+    await this.get(ownerId, id)
+    return this.deps.versions.list(ownerId, id, req)
+  }
+
+  async getVersion(ownerId: string, id: string, version: number): Promise<Version> {
+    const v = await this.deps.versions.get(ownerId, id, version)
+    if (!v) throw new NotFound('version')
+    return v
+  }
+
+  async updateVersion(ownerId: string, id: string, version: number, meta: VersionMeta): Promise<Version> {
+    const v = await this.deps.versions.update(ownerId, id, version, meta)
+    if (!v) throw new NotFound('version')
+    return v
+  }
+
+  /** Copies a version's graph back into the workflow and records that as a new version. */
+  async restoreVersion(ownerId: string, id: string, version: number): Promise<{ version: Version; workflow: Workflow }> {
+    const source = await this.getVersion(ownerId, id, version)
+    await this.write(ownerId, id, { nodes: source.nodes, edges: source.edges, metadata: source.metadata })
+    const restored = await this.createVersion(ownerId, id, { name: `Restored from version ${version}`, restored_from: version, is_automatic: true })
+    return { version: restored, workflow: await this.get(ownerId, id) }
+  }
+
+  async compareVersions(ownerId: string, id: string, v1: number, v2: number): Promise<GraphDiff & { from_version: number; to_version: number }> {
+    if (!Number.isInteger(v1) || !Number.isInteger(v2)) throw new BadRequest('v1 and v2 must be version numbers')
+    const [from, to] = await Promise.all([this.getVersion(ownerId, id, v1), this.getVersion(ownerId, id, v2)])
+    return { from_version: v1, to_version: v2, ...diffGraphs(from, to) }
+  }
+}
