@@ -10,8 +10,14 @@ import securityPlugin from '../plugins/security.ts'
 import rateLimitPlugin from '../plugins/rate-limit.ts'
 import swaggerPlugin from '../plugins/swagger.ts'
 import databasePlugin from '../plugins/database.ts'
+import eventsPlugin from '../plugins/events.ts'
+import servicesPlugin from '../plugins/services.ts'
 import systemRoutes from './routes/system/index.ts'
-
+import workflowRoutes from './routes/workflows/index.ts'
+import versionRoutes from './routes/versions/index.ts'
+import templateRoutes from './routes/templates/index.ts'
+import dashboardRoutes from './routes/dashboard/index.ts'
+import searchRoutes from './routes/search/index.ts'
 
 export type { BuildOptions }
 
@@ -24,7 +30,14 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(rateLimitPlugin)
   await app.register(swaggerPlugin)
   await app.register(databasePlugin)
+  await app.register(eventsPlugin)
+  await app.register(servicesPlugin)
 
   await app.register(systemRoutes)
+  await app.register(workflowRoutes)
+  await app.register(versionRoutes)
+  await app.register(templateRoutes)
+  await app.register(dashboardRoutes)
+  await app.register(searchRoutes)
   return app as unknown as App
 }
