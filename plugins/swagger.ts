@@ -3,11 +3,9 @@
 import fp from 'fastify-plugin'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
-import { ErrorResponse } from '../schemas/common.ts'
 import { APP_NAME, APP_VERSION, APP_DESCRIPTION } from '../src/app-info.ts'
 
 export default fp(async (app) => {
-  app.addSchema(ErrorResponse)
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -26,4 +24,4 @@ export default fp(async (app) => {
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
   app.get('/openapi.yaml', { schema: { hide: true } }, async (_req, reply) => reply.type('application/yaml; charset=utf-8').send(app.swagger({ yaml: true })))
-}, { name: 'swagger' })
+}, { name: 'swagger', dependencies: ['schemas'] })

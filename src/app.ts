@@ -8,11 +8,16 @@ import configPlugin from '../plugins/config.ts'
 import errorsPlugin from '../plugins/errors.ts'
 import securityPlugin from '../plugins/security.ts'
 import rateLimitPlugin from '../plugins/rate-limit.ts'
+import schemasPlugin from '../plugins/schemas.ts'
 import swaggerPlugin from '../plugins/swagger.ts'
 import databasePlugin from '../plugins/database.ts'
+import authPlugin from '../plugins/auth.ts'
 import eventsPlugin from '../plugins/events.ts'
 import servicesPlugin from '../plugins/services.ts'
 import systemRoutes from './routes/system/index.ts'
+import authRoutes from './routes/auth/index.ts'
+import profileRoutes from './routes/profile/index.ts'
+import settingsRoutes from './routes/settings/index.ts'
 import workflowRoutes from './routes/workflows/index.ts'
 import versionRoutes from './routes/versions/index.ts'
 import templateRoutes from './routes/templates/index.ts'
@@ -28,12 +33,17 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(errorsPlugin)
   await app.register(securityPlugin)
   await app.register(rateLimitPlugin)
+  await app.register(schemasPlugin)
   await app.register(swaggerPlugin)
   await app.register(databasePlugin)
+  await app.register(authPlugin)
   await app.register(eventsPlugin)
   await app.register(servicesPlugin)
 
   await app.register(systemRoutes)
+  await app.register(authRoutes, { prefix: '/v1/api/auth' })
+  await app.register(profileRoutes, { prefix: '/v1/api/profile' })
+  await app.register(settingsRoutes, { prefix: '/v1/api/settings' })
   await app.register(workflowRoutes)
   await app.register(versionRoutes)
   await app.register(templateRoutes)

@@ -14,7 +14,6 @@ export function fastifyOptions(config: Config, options: BuildOptions = {}) {
     logger: options.logStream ? { ...logger, stream: options.logStream } : logger,
     bodyLimit: config.BODY_LIMIT_BYTES,
     trustProxy: config.TRUST_PROXY,
-    disableRequestLogging: false,
     return503OnClosing: true,
     forceCloseConnections: 'idle' as const,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 256 },

@@ -42,7 +42,7 @@ t.test('response schemas are real: no open blobs outside the canvas documents', 
   const walk = (node: unknown, path: string) => {
     if (!node || typeof node !== 'object') return
     const n = node as Record<string, unknown>
-    if (n.additionalProperties === true && !/\b(nodes|edges|data|metadata|labels|annotations|trigger_data)\b/.test(path)) open.push(path)
+    if (n.additionalProperties === true && !/(^|[/_])(nodes|edges|data|metadata|labels|annotations|trigger_data)(\/|$)/.test(path)) open.push(path)
     for (const [k, v] of Object.entries(n)) walk(v, `${path}/${k}`)
   }
   walk(doc, '')

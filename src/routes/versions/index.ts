@@ -3,7 +3,7 @@ import { Type } from 'typebox'
 import type { App } from '../../app-types.ts'
 import { errorResponses } from '../../../schemas/common.ts'
 import {
-  Version, WorkflowParams, VersionParams, VersionMetaBody, VersionListQuery, VersionList, CompareQuery, VersionComparison, RestoreResult,
+  WorkflowParams, VersionParams, VersionMetaBody, VersionListQuery, VersionList, CompareQuery, VersionComparison, RestoreResult,
 } from '../../../schemas/workflow.ts'
 import { pageReply } from '../../repositories/pagination.ts'
 
@@ -11,7 +11,6 @@ const tags = ['versions']
 const security = [{ bearerAuth: [] }]
 
 export default async function versionRoutes(app: App) {
-  app.addSchema(Version)
   const service = app.services.workflows
 
   app.get('/v1/api/workflows/:id/versions', {

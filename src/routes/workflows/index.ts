@@ -3,7 +3,7 @@ import { Type } from 'typebox'
 import type { App } from '../../app-types.ts'
 import { errorResponses } from '../../../schemas/common.ts'
 import {
-  Workflow, WorkflowParams, CreateWorkflowBody, UpdateWorkflowBody, SaveWorkflowBody, CloneWorkflowBody, SetStatusBody,
+  WorkflowParams, CreateWorkflowBody, UpdateWorkflowBody, SaveWorkflowBody, CloneWorkflowBody, SetStatusBody,
   WorkflowListQuery, WorkflowList, RunListQuery, RunList,
 } from '../../../schemas/workflow.ts'
 import { pageReply } from '../../repositories/pagination.ts'
@@ -12,7 +12,6 @@ const tags = ['workflows']
 const security = [{ bearerAuth: [] }]
 
 export default async function workflowRoutes(app: App) {
-  app.addSchema(Workflow)
   const service = app.services.workflows
 
   app.post('/v1/api/workflows', {

@@ -1,0 +1,9 @@
+// Shapes referenced by `$ref` from several route groups are registered once, at the root, so every
+// encapsulated route plugin resolves them and the OpenAPI document lists each once as a component.
+import fp from 'fastify-plugin'
+import { ErrorResponse } from '../schemas/common.ts'
+import { Workflow, Version, Run } from '../schemas/workflow.ts'
+
+export default fp(async (app) => {
+  for (const schema of [ErrorResponse, Workflow, Version, Run]) app.addSchema(schema)
+}, { name: 'schemas' })

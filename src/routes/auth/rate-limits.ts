@@ -1,0 +1,37 @@
+// Sign-in rate limits on top of @fastify/rate-limit (plugins/rate-limit.ts): one limiter per client address
+// (checked on request, before the body is read) and, for login and register, one per email address (checked
+// after validation, so it can read the body). Exceeding either answers 429 {error} with Retry-After.
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { App } from '../../app-types.ts'
+import { AppError } from '../../errors.ts'
+
+type Hook = (request: FastifyRequest, reply: FastifyReply) => Promise<void>
+
+function limiter(app: App, name: string, max: number, key: (request: FastifyRequest) => string | undefined): Hook {
+  const check = app.createRateLimit({ max, timeWindow: app.config.AUTH_RATE_LIMIT_WINDOW_MS, keyGenerator: (req) => `${name}:${key(req)}` })
+  return async (request, reply) => {
+    if (key(request) === undefined) return
+    const result = await check(request)
+    if (result.isAllowed || !result.isExceeded) return
+    reply.header('retry-after', String(result.ttlInSeconds))
+    throw new AppError(429, `too many requests; retry in ${result.ttlInSeconds} s`)
+  }
+}
+
+/** Limits per client address, for the route called `name`. */
+export function perIp(app: App, name: string): Hook {
+  return limiter(app, `${name}:ip`, app.config.AUTH_RATE_LIMIT_PER_IP, (req) => req.ip)
+}
+
+/** Limits per email address in the body (login, register), for the route called `name`. */
+export function perEmail(app: App, name: string): Hook {
+  return limiter(app, `${name}:email`, app.config.AUTH_RATE_LIMIT_PER_EMAIL, (req) => {
+    const email = (req.body as { email?: unknown } | undefined)?.email
+    return typeof email === 'string' ? email.trim().toLowerCase() : undefined
+  })
+}
+
+/** Limits per signed-in user (password change), for the route called `name`. */
+export function perUser(app: App, name: string): Hook {
+  return limiter(app, `${name}:user`, app.config.AUTH_RATE_LIMIT_PER_EMAIL, (req) => req.user?.id)
+}
