@@ -44,7 +44,9 @@ export const ConfigSchema = Type.Object({
 
 export type Config = Static<typeof ConfigSchema>
 
-export class ConfigError extends Error {}
+export class ConfigError extends Error {
+  constructor(message: string) { super(message); this.name = 'ConfigError' }
+}
 
 // Values of these may hold credentials, so an error names the variable but never echoes the value.
 const SECRET_LIKE = /(SECRET|KEY|PASSWORD|TOKEN|URI)/
