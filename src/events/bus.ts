@@ -12,6 +12,9 @@ export interface BusEvents {
   'version.created': { owner_id: string; workflow_id: string; version: number }
   'run.finished': { owner_id: string; workflow_id: string; run_id: string; status: string }
   'stats.updated': { owner_id: string }
+  'cluster.changed': { owner_id: string; cluster_id: string }
+  /** A cluster's connection status changed (health check, test, refresh or new credentials). */
+  'cluster.status': { owner_id: string; cluster_id: string; name: string; from: string; to: string; message: string }
 }
 
 export type EventName = keyof BusEvents

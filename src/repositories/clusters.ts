@@ -1,0 +1,154 @@
+// The `clusters` collection. A user reaches a cluster they own or one shared with them; every read takes
+// the caller and returns the access they have, so a cluster nobody shared is simply not found. Sealed
+// credentials live in the document but never leave this module except to the cluster service.
+import type { Collection, Db, Filter } from 'mongodb'
+import { indexSetups } from './indexes.ts'
+import { newId } from './ids.ts'
+import { paginate, type PageRequest, type Page } from './pagination.ts'
+import { isDuplicateKey } from './errors.ts'
+import { Conflict } from '../errors.ts'
+import type { AuthType } from '../kube/credentials.ts'
+
+export type ShareRole = 'viewer' | 'deployer' | 'admin'
+export type Access = 'owner' | ShareRole
+export type ClusterStatus = 'unknown' | 'connected' | 'error'
+
+export interface ClusterMetadataDoc { version: string | null; platform: string | null; node_count: number | null; namespaces: string[] }
+
+export interface ClusterDoc {
+  _id: string
+  owner_id: string
+  name: string
+  display_name: string
+  description: string
+  server: string
+  auth_type: AuthType
+  credentials_sealed: string
+  status: ClusterStatus
+  status_message: string
+  last_checked_at: Date | null
+  /** Users whose default this cluster is (the owner, or users it is shared with). */
+  default_of: string[]
+  labels: Record<string, string>
+  metadata: ClusterMetadataDoc
+  shared_with: Array<{ user_id: string; role: ShareRole }>
+  created_at: Date
+  updated_at: Date
+}
+
+export interface Cluster {
+  id: string; name: string; display_name: string; description: string; server: string; auth_type: AuthType
+  status: ClusterStatus; status_message: string; last_checked_at: string | null; is_default: boolean
+  labels: Record<string, string>; metadata: ClusterMetadataDoc; owner_id: string; access: Access
+  shared_with: Array<{ user_id: string; role: ShareRole }>; created_at: string; updated_at: string
+}
+
+/** The stored record with the caller's access; what the service works with. */
+export interface ClusterRecord { doc: ClusterDoc; access: Access }
+
+export function accessOf(doc: ClusterDoc, userId: string): Access | null {
+  if (doc.owner_id === userId) return 'owner'
+  return doc.shared_with.find((s) => s.user_id === userId)?.role ?? null
+}
+
+export function toCluster(doc: ClusterDoc, userId: string): Cluster {
+  const { _id, credentials_sealed: _sealed, default_of, created_at, updated_at, last_checked_at, ...rest } = doc
+  return {
+    id: _id, ...rest, is_default: default_of.includes(userId), access: accessOf(doc, userId) ?? 'viewer',
+    // Only those who may share see with whom it is shared.
+    shared_with: ['owner', 'admin'].includes(accessOf(doc, userId) ?? '') ? doc.shared_with : [],
+    last_checked_at: last_checked_at ? last_checked_at.toISOString() : null, created_at: created_at.toISOString(), updated_at: updated_at.toISOString(),
+  }
+}
+
+const reachable = (userId: string): Filter<ClusterDoc> => ({ $or: [{ owner_id: userId }, { 'shared_with.user_id': userId }] })
+
+indexSetups.push(async (db) => {
+  const c = db.collection('clusters')
+  await c.createIndex({ owner_id: 1, name: 1 }, { unique: true })
+  await c.createIndex({ 'shared_with.user_id': 1, name: 1 })
+  await c.createIndex({ default_of: 1 })
+})
+
+export type NewCluster = Omit<ClusterDoc, '_id' | 'created_at' | 'updated_at' | 'status' | 'status_message' | 'last_checked_at' | 'metadata' | 'shared_with' | 'default_of'>
+
+export class ClusterRepository {
+  private readonly c: Collection<ClusterDoc>
+  constructor(db: Db, private readonly now: () => Date = () => new Date()) {
+    this.c = db.collection<ClusterDoc>('clusters')
+  }
+
+  /** A new record id, so credentials can be sealed against it before the insert. */
+  newId(): string { return newId() }
+
+  async create(id: string, input: NewCluster): Promise<ClusterDoc> {
+    const at = this.now()
+    const doc: ClusterDoc = {
+      _id: id, ...input, status: 'unknown', status_message: 'not checked yet', last_checked_at: null, default_of: [],
+      metadata: { version: null, platform: null, node_count: null, namespaces: [] }, shared_with: [], created_at: at, updated_at: at,
+    }
+    try {
+      await this.c.insertOne(doc)
+    } catch (err) {
+      if (isDuplicateKey(err)) throw new Conflict(`a cluster named "${input.name}" exists`)
+      throw err
+    }
+    return doc
+  }
+
+  /** By name: the caller's own cluster first, else one shared with them. */
+  async findByName(userId: string, name: string): Promise<ClusterRecord | null> {
+    const own = await this.c.findOne({ owner_id: userId, name })
+    if (own) return { doc: own, access: 'owner' }
+    const shared = await this.c.findOne({ 'shared_with.user_id': userId, name })
+    return shared && { doc: shared, access: accessOf(shared, userId)! }
+  }
+
+  /** By id or name, for references such as a workflow's cluster_id. */
+  async findByRef(userId: string, ref: string): Promise<ClusterRecord | null> {
+    const byId = await this.c.findOne({ _id: ref, ...reachable(userId) })
+    if (byId) return { doc: byId, access: accessOf(byId, userId)! }
+    return this.findByName(userId, ref)
+  }
+
+  async findDefault(userId: string): Promise<ClusterRecord | null> {
+    const doc = await this.c.findOne({ default_of: userId, ...reachable(userId) })
+    return doc && { doc, access: accessOf(doc, userId)! }
+  }
+
+  async list(userId: string, req: PageRequest, filter: { status?: ClusterStatus } = {}): Promise<Page<Cluster>> {
+    return paginate(this.c, req, {
+      filter: { ...reachable(userId), ...(filter.status && { status: filter.status }) },
+      sortFields: { created_at: 'created_at', name: 'name', status: 'status', updated_at: 'updated_at' },
+      searchFields: ['name', 'display_name', 'description', 'server'],
+    }, (doc) => toCluster(doc, userId))
+  }
+
+  async search(userId: string, filter: Filter<ClusterDoc>, limit: number): Promise<ClusterDoc[]> {
+    return this.c.find({ $and: [reachable(userId), filter] }).sort({ name: 1 }).limit(limit).toArray()
+  }
+
+  async update(id: string, fields: Partial<Omit<ClusterDoc, '_id' | 'owner_id' | 'created_at'>>): Promise<ClusterDoc | null> {
+    return this.c.findOneAndUpdate({ _id: id }, { $set: { ...fields, updated_at: this.now() } }, { returnDocument: 'after' })
+  }
+
+  /** Makes the cluster the user's default, and no other. */
+  async setDefault(userId: string, id: string): Promise<ClusterDoc | null> {
+    await this.c.updateMany({ default_of: userId, _id: { $ne: id } }, { $pull: { default_of: userId } })
+    return this.c.findOneAndUpdate({ _id: id }, { $addToSet: { default_of: userId } }, { returnDocument: 'after' })
+  }
+
+  async share(id: string, userId: string, role: ShareRole): Promise<ClusterDoc | null> {
+    await this.c.updateOne({ _id: id }, { $pull: { shared_with: { user_id: userId } } })
+    return this.c.findOneAndUpdate({ _id: id }, { $push: { shared_with: { user_id: userId, role } }, $set: { updated_at: this.now() } }, { returnDocument: 'after' })
+  }
+
+  async delete(id: string): Promise<boolean> {
+    return (await this.c.deleteOne({ _id: id })).deletedCount === 1
+  }
+
+  /** Every cluster, for the health monitor and key rotation (system work, not a user's read). */
+  async *all(): AsyncGenerator<ClusterDoc> {
+    yield* this.c.find({}).sort({ _id: 1 })
+  }
+}

@@ -1,0 +1,310 @@
+// Clusters: the keys to users' infrastructure. Credentials are sealed against the record id and opened
+// only to connect; no reply or log carries them. Access: the owner may do anything; a cluster shared as
+// viewer can be seen and tested, as deployer also deployed to, as admin also updated, re-credentialed and
+// shared; only the owner deletes. No access at all looks exactly like a missing cluster.
+import { Metrics, CoreV1Api, type KubeConfig } from '@kubernetes/client-node'
+import { parseQuantity } from '../kube/quantity.ts'
+import { BadRequest, Conflict, Forbidden, NotFound, UpstreamError } from '../errors.ts'
+import type { EventBus } from '../events/bus.ts'
+import type { Sealer } from '../crypto/sealer.ts'
+import type { OutboundPolicy } from '../net/outbound-policy.ts'
+import { normaliseCredentials, type AuthType, type ClusterCredentials } from '../kube/credentials.ts'
+import { buildKubeConfig, readUserKubeconfig } from '../kube/kubeconfig.ts'
+import { probeCluster, clusterMetadata, pingCluster, type ProbeResult } from '../kube/cluster-probe.ts'
+import { clusterUpstreamError, describeClusterError, withTimeout } from '../kube/upstream-errors.ts'
+import type { OidcTokenSource } from '../kube/oidc-token.ts'
+import { toCluster, type Access, type Cluster, type ClusterDoc, type ClusterRecord, type ClusterRepository, type ShareRole, type ClusterStatus } from '../repositories/clusters.ts'
+import type { ClusterLogRepository, ConnectionAction, ConnectionLog } from '../repositories/cluster-logs.ts'
+import type { Page, PageRequest } from '../repositories/pagination.ts'
+
+const RANK: Record<Access, number> = { viewer: 1, deployer: 2, admin: 3, owner: 4 }
+
+export interface ClusterServiceDeps {
+  clusters: ClusterRepository
+  logs: ClusterLogRepository
+  sealer: Sealer
+  policy: OutboundPolicy
+  oidc: OidcTokenSource
+  bus: EventBus
+  findUserIdByEmail: (email: string) => Promise<string | null>
+  timeoutMs: number
+}
+
+type CredentialFields = Partial<Record<string, unknown>> & { credentials?: Record<string, unknown> }
+const CREDENTIAL_KEYS = ['kubeconfig', 'context', 'token', 'namespace', 'client_cert_data', 'client_key_data', 'ca_data', 'issuer_url', 'client_id', 'client_secret', 'refresh_token', 'id_token', 'insecure_skip_tls_verify']
+
+export interface CreateCluster extends CredentialFields { name: string; display_name?: string; description?: string; server?: string; auth_type: AuthType; labels?: Record<string, string>; is_default?: boolean }
+export interface MetricsReport {
+  available: boolean; message: string
+  usage: { cpu_cores: number | null; memory_bytes: number | null }
+  capacity: { cpu_cores: number; memory_bytes: number; storage_bytes: number }
+  nodes: Array<{ name: string; cpu_cores: number | null; memory_bytes: number | null; cpu_capacity: number; memory_capacity: number }>
+  collected_at: string
+}
+
+const scalar = (q: string | undefined): number => { const v = parseQuantity(q); return Number.isFinite(v) ? v : 0 }
+
+export class ClusterService {
+  constructor(private readonly deps: ClusterServiceDeps) {}
+
+  // Credentials in, sealed; never out.
+
+  /** Credential fields come inside `credentials` or at the top level of the body, not both. */
+  private credentialsFrom(authType: AuthType, body: CredentialFields): ClusterCredentials {
+    const topLevel = Object.fromEntries(CREDENTIAL_KEYS.filter((k) => body[k] !== undefined).map((k) => [k, body[k]]))
+    if (body.credentials && Object.keys(topLevel).length) throw new BadRequest('give the credential fields either inside credentials or at the top level, not both')
+    return normaliseCredentials({ ...(body.credentials ?? topLevel), auth_type: authType } as ClusterCredentials)
+  }
+
+  /** The API server a record talks to: a kubeconfig brings its own, every other type names one. */
+  private async serverFor(creds: ClusterCredentials, given: string | undefined): Promise<string> {
+    let server = given
+    if (creds.auth_type === 'kubeconfig') {
+      const fromFile = readUserKubeconfig(creds.kubeconfig, creds.context).server
+      if (given && given.replace(/\/$/, '') !== fromFile) throw new BadRequest('server does not match the kubeconfig\'s cluster server')
+      server = fromFile
+    }
+    if (!server) throw new BadRequest('server is required')
+    const url = await this.deps.policy.check(server, 'server')
+    return url.toString().replace(/\/$/, '')
+  }
+
+  private context(id: string): string { return `clusters:${id}` }
+
+  private open(doc: ClusterDoc): ClusterCredentials {
+    return this.deps.sealer.open<ClusterCredentials>(doc.credentials_sealed, this.context(doc._id))
+  }
+
+  /** A KubeConfig for the record; for oidc, with a current ID token (a refreshed one is sealed and kept). */
+  private async connectWith(doc: ClusterDoc, creds: ClusterCredentials): Promise<KubeConfig> {
+    if (creds.auth_type !== 'oidc') return buildKubeConfig(doc.server, creds)
+    await this.deps.policy.check(creds.issuer_url, 'issuer_url')
+    const tokens = await this.deps.oidc.current(creds)
+    if (tokens.refreshed) {
+      const updated: ClusterCredentials = { ...creds, id_token: tokens.id_token, refresh_token: tokens.refresh_token }
+      await this.deps.clusters.update(doc._id, { credentials_sealed: this.deps.sealer.seal(updated, this.context(doc._id)) })
+    }
+    return buildKubeConfig(doc.server, creds, tokens.id_token)
+  }
+
+  private async connect(doc: ClusterDoc): Promise<KubeConfig> {
+    return this.connectWith(doc, this.open(doc))
+  }
+
+  // Access
+
+  private async reach(userId: string, name: string, need: Access = 'viewer'): Promise<ClusterRecord> {
+    const record = await this.deps.clusters.findByName(userId, name)
+    if (!record) throw new NotFound('cluster')
+    if (RANK[record.access] < RANK[need]) throw new Forbidden(`this cluster is shared with you as ${record.access}; that does not allow this`)
+    return record
+  }
+
+  /** A connection for deploying or reading resources: by id or name, with at least `need` access. */
+  async kubeConfigFor(userId: string, ref: string, need: Access = 'deployer'): Promise<{ kc: KubeConfig; cluster: Cluster }> {
+    const record = await this.deps.clusters.findByRef(userId, ref)
+    if (!record) throw new NotFound('cluster')
+    if (RANK[record.access] < RANK[need]) throw new Forbidden(`this cluster is shared with you as ${record.access}; that does not allow this`)
+    return { kc: await this.connect(record.doc), cluster: toCluster(record.doc, userId) }
+  }
+
+  // Endpoints
+
+  async create(userId: string, body: CreateCluster): Promise<Cluster> {
+    const creds = this.credentialsFrom(body.auth_type, body)
+    const server = await this.serverFor(creds, body.server)
+    const id = this.deps.clusters.newId()
+    let doc = await this.deps.clusters.create(id, {
+      owner_id: userId, name: body.name, display_name: body.display_name ?? body.name, description: body.description ?? '',
+      server, auth_type: body.auth_type, credentials_sealed: this.deps.sealer.seal(creds, this.context(id)), labels: body.labels ?? {},
+    })
+    if (body.is_default) doc = (await this.deps.clusters.setDefault(userId, id)) ?? doc
+    await this.deps.logs.add(id, 'create', true, `added (${body.auth_type})`)
+    this.deps.bus.emit('cluster.changed', { owner_id: userId, cluster_id: id })
+    return toCluster(doc, userId)
+  }
+
+  list(userId: string, req: PageRequest, filter: { status?: ClusterStatus } = {}): Promise<Page<Cluster>> {
+    return this.deps.clusters.list(userId, req, filter)
+  }
+
+  async get(userId: string, name: string): Promise<Cluster> {
+    return toCluster((await this.reach(userId, name)).doc, userId)
+  }
+
+  async getDefault(userId: string): Promise<Cluster> {
+    const record = await this.deps.clusters.findDefault(userId)
+    if (!record) throw new NotFound('default cluster')
+    return toCluster(record.doc, userId)
+  }
+
+  async update(userId: string, name: string, fields: { display_name?: string; description?: string; server?: string; labels?: Record<string, string> }): Promise<Cluster> {
+    const { doc } = await this.reach(userId, name, 'admin')
+    const changes: Partial<ClusterDoc> = { ...fields }
+    if (fields.server !== undefined) {
+      if (doc.auth_type === 'kubeconfig') throw new BadRequest('the server of a kubeconfig cluster comes from its kubeconfig; update the credentials instead')
+      changes.server = (await this.deps.policy.check(fields.server, 'server')).toString().replace(/\/$/, '')
+    }
+    const updated = await this.deps.clusters.update(doc._id, changes)
+    if (!updated) throw new NotFound('cluster')
+    await this.deps.logs.add(doc._id, 'update', true, `updated ${Object.keys(fields).join(', ')}`)
+    return toCluster(updated, userId)
+  }
+
+  async delete(userId: string, name: string): Promise<void> {
+    const { doc } = await this.reach(userId, name, 'owner')
+    await this.deps.clusters.delete(doc._id)
+    await this.deps.logs.deleteForCluster(doc._id)
+    this.deps.bus.emit('cluster.changed', { owner_id: doc.owner_id, cluster_id: doc._id })
+  }
+
+  async setDefault(userId: string, name: string): Promise<Cluster> {
+    const { doc } = await this.reach(userId, name)
+    const updated = await this.deps.clusters.setDefault(userId, doc._id)
+    if (!updated) throw new NotFound('cluster')
+    return toCluster(updated, userId)
+  }
+
+  /** Records the outcome of talking to the cluster, and announces a change of status. */
+  private async record(doc: ClusterDoc, action: ConnectionAction, outcome: { ok: true; message: string; metadata?: Partial<ClusterDoc['metadata']> } | { ok: false; message: string }): Promise<ClusterDoc> {
+    const status: ClusterStatus = outcome.ok ? 'connected' : 'error'
+    const updated = await this.deps.clusters.update(doc._id, {
+      status, status_message: outcome.message, last_checked_at: new Date(),
+      ...(outcome.ok && outcome.metadata && { metadata: { ...doc.metadata, ...outcome.metadata } }),
+    })
+    await this.deps.logs.add(doc._id, action, outcome.ok, outcome.message)
+    if (status !== doc.status) {
+      this.deps.bus.emit('cluster.status', { owner_id: doc.owner_id, cluster_id: doc._id, name: doc.name, from: doc.status, to: status, message: outcome.message })
+    }
+    return updated ?? doc
+  }
+
+  async test(userId: string, name: string): Promise<{ status: 'healthy'; version: string; nodes: number }> {
+    const { doc } = await this.reach(userId, name)
+    let result: ProbeResult
+    try {
+      result = await probeCluster(await this.connect(doc), this.deps.timeoutMs)
+    } catch (err) {
+      const error = err instanceof UpstreamError || err instanceof BadRequest ? err : clusterUpstreamError(err)
+      await this.record(doc, 'test', { ok: false, message: error.message })
+      throw error instanceof BadRequest ? new UpstreamError(error.message) : error
+    }
+    await this.record(doc, 'test', { ok: true, message: `healthy: ${result.version}, ${result.nodes} nodes`, metadata: { version: result.version, platform: result.platform, node_count: result.nodes } })
+    return { status: 'healthy', version: result.version, nodes: result.nodes }
+  }
+
+  async refresh(userId: string, name: string): Promise<Cluster> {
+    const { doc } = await this.reach(userId, name)
+    try {
+      const metadata = await clusterMetadata(await this.connect(doc), this.deps.timeoutMs)
+      return toCluster(await this.record(doc, 'refresh', { ok: true, message: `metadata refreshed: ${metadata.version}`, metadata }), userId)
+    } catch (err) {
+      const error = err instanceof UpstreamError ? err : clusterUpstreamError(err)
+      await this.record(doc, 'refresh', { ok: false, message: error.message })
+      throw error
+    }
+  }
+
+  async status(userId: string, name: string) {
+    const { doc } = await this.reach(userId, name)
+    return { name: doc.name, status: doc.status, status_message: doc.status_message, last_checked_at: doc.last_checked_at?.toISOString() ?? null, version: doc.metadata.version }
+  }
+
+  async metrics(userId: string, name: string): Promise<MetricsReport> {
+    const { doc } = await this.reach(userId, name)
+    const kc = await this.connect(doc)
+    let nodes
+    try {
+      nodes = (await withTimeout(kc.makeApiClient(CoreV1Api).listNode(), this.deps.timeoutMs)).items
+    } catch (err) {
+      throw clusterUpstreamError(err)
+    }
+    const capacity = { cpu_cores: 0, memory_bytes: 0, storage_bytes: 0 }
+    const perNode = nodes.map((n) => {
+      const cap = n.status?.capacity ?? {}
+      const cpu = scalar(cap.cpu)
+      const memory = scalar(cap.memory)
+      capacity.cpu_cores += cpu
+      capacity.memory_bytes += memory
+      capacity.storage_bytes += scalar(cap['ephemeral-storage'])
+      return { name: n.metadata?.name ?? '', cpu_cores: null as number | null, memory_bytes: null as number | null, cpu_capacity: cpu, memory_capacity: memory }
+    })
+    const collected_at = new Date().toISOString()
+    try {
+      const usage = await withTimeout(new Metrics(kc).getNodeMetrics(), this.deps.timeoutMs)
+      let cpu = 0
+      let memory = 0
+      for (const m of usage.items) {
+        const node = perNode.find((n) => n.name === m.metadata.name)
+        const c = scalar(m.usage.cpu)
+        const mem = scalar(m.usage.memory)
+        cpu += c
+        memory += mem
+        if (node) { node.cpu_cores = c; node.memory_bytes = mem }
+      }
+      return { available: true, message: 'from metrics.k8s.io', usage: { cpu_cores: Math.round(cpu * 1000) / 1000, memory_bytes: memory }, capacity, nodes: perNode, collected_at }
+    } catch (err) {
+      const code = (err as { statusCode?: number; code?: number }).statusCode ?? (err as { code?: number }).code
+      const message = code === 404 || code === 503
+        ? 'metrics.k8s.io is not available on this cluster (install metrics-server); showing capacity only'
+        : `usage could not be read (${describeClusterError(err)}); showing capacity only`
+      return { available: false, message, usage: { cpu_cores: null, memory_bytes: null }, capacity, nodes: perNode, collected_at }
+    }
+  }
+
+  async logs(userId: string, name: string, req: PageRequest): Promise<Page<ConnectionLog>> {
+    const { doc } = await this.reach(userId, name)
+    return this.deps.logs.list(doc._id, req)
+  }
+
+  /** New credentials replace the old ones only after they have reached the cluster. */
+  async updateCredentials(userId: string, name: string, body: CredentialFields & { auth_type?: AuthType; server?: string }): Promise<Cluster> {
+    const { doc } = await this.reach(userId, name, 'admin')
+    const authType = body.auth_type ?? doc.auth_type
+    const creds = this.credentialsFrom(authType, body)
+    const server = await this.serverFor(creds, body.server ?? (creds.auth_type === 'kubeconfig' ? undefined : doc.server))
+    const candidate = { ...doc, server, auth_type: authType }
+    try {
+      await pingCluster(await this.connectWith(candidate, creds), this.deps.timeoutMs)
+    } catch (err) {
+      const message = err instanceof UpstreamError ? err.message : describeClusterError(err)
+      await this.deps.logs.add(doc._id, 'credentials', false, `new credentials refused: ${message}`)
+      throw new UpstreamError(`the new credentials did not work, the old ones are kept: ${message}`)
+    }
+    const updated = await this.deps.clusters.update(doc._id, { server, auth_type: authType, credentials_sealed: this.deps.sealer.seal(creds, this.context(doc._id)) })
+    return toCluster(await this.record(updated ?? doc, 'credentials', { ok: true, message: 'credentials replaced' }), userId)
+  }
+
+  async share(userId: string, name: string, email: string, role: ShareRole): Promise<Cluster> {
+    const { doc } = await this.reach(userId, name, 'admin')
+    const target = await this.deps.findUserIdByEmail(email)
+    if (!target) throw new NotFound('user')
+    if (target === doc.owner_id) throw new BadRequest('the owner already has full access')
+    const clash = await this.deps.clusters.findByName(target, doc.name)
+    if (clash && clash.doc._id !== doc._id) throw new Conflict(`that user already reaches a cluster named "${doc.name}"`)
+    const updated = await this.deps.clusters.share(doc._id, target, role)
+    await this.deps.logs.add(doc._id, 'share', true, `shared as ${role}`)
+    return toCluster(updated ?? doc, userId)
+  }
+
+  // Health monitor
+
+  /** One health check: ping with the stored credentials; the outcome is stored either way. */
+  async checkHealth(doc: ClusterDoc): Promise<ClusterStatus> {
+    try {
+      const info = await withTimeout((async () => pingCluster(await this.connect(doc), this.deps.timeoutMs))(), this.deps.timeoutMs)
+      await this.record(doc, 'health_check', { ok: true, message: `healthy: ${info.version}`, metadata: { version: info.version, platform: info.platform } })
+      return 'connected'
+    } catch (err) {
+      const message = err instanceof UpstreamError || err instanceof BadRequest ? err.message
+        : (err as Error)?.name === 'SealError' ? 'credentials cannot be opened with the current encryption keys'
+          : describeClusterError(err)
+      await this.record(doc, 'health_check', { ok: false, message })
+      return 'error'
+    }
+  }
+
+  allClusters(): AsyncGenerator<ClusterDoc> {
+    return this.deps.clusters.all()
+  }
+}
