@@ -1,35 +1,62 @@
 // The composition root of the domain: repositories on the app's database, services on the repositories
-// and the bus. Routes reach services only through `app.services`.
+// and the bus. Routes reach services only through `app.services`. Background work (statistics repair,
+// cluster health checks) starts here and stops on close, before the database plugin closes the client.
 import fp from 'fastify-plugin'
 import { WorkflowRepository } from '../src/repositories/workflows.ts'
 import { VersionRepository } from '../src/repositories/versions.ts'
 import { RunRepository } from '../src/repositories/runs.ts'
-import { WorkflowService } from '../src/services/workflow-service.ts'
 import { StatsRepository } from '../src/repositories/stats.ts'
+import { ClusterRepository } from '../src/repositories/clusters.ts'
+import { ClusterLogRepository } from '../src/repositories/cluster-logs.ts'
+import { WorkflowService } from '../src/services/workflow-service.ts'
 import { StatsService } from '../src/services/stats-service.ts'
 import { SearchService } from '../src/services/search-service.ts'
+import { ClusterService } from '../src/services/cluster-service.ts'
+import { ClusterHealthMonitor } from '../src/services/cluster-health.ts'
 import { builtInTemplates } from '../src/services/node-catalogue.ts'
+import { Sealer } from '../src/crypto/sealer.ts'
+import { loadKeyRing } from '../src/crypto/keyring.ts'
+import { OutboundPolicy } from '../src/net/outbound-policy.ts'
+import { OidcTokenSource } from '../src/kube/oidc-token.ts'
 
 export interface Services {
   workflows: WorkflowService
   stats: StatsService
   search: SearchService
+  clusters: ClusterService
+  clusterHealth: ClusterHealthMonitor
 }
 
 declare module 'fastify' {
-  interface FastifyInstance { services: Services }
+  interface FastifyInstance { services: Services; sealer: Sealer; outboundPolicy: OutboundPolicy }
 }
 
 export default fp(async (app) => {
-  const { db, bus } = app
-  const workflows = new WorkflowRepository(db)
+  const { db, bus, config } = app
+  const sealer = new Sealer(await loadKeyRing(config, app.log))
+  const outboundPolicy = new OutboundPolicy({
+    allowInsecure: config.ALLOW_INSECURE_CLUSTERS,
+    allowCidrs: (config.OUTBOUND_ALLOW_CIDRS ?? '').split(',').map((c) => c.trim()).filter(Boolean),
+  })
+  const clusterRepo = new ClusterRepository(db)
+  const clusters = new ClusterService({
+    clusters: clusterRepo, logs: new ClusterLogRepository(db), sealer, policy: outboundPolicy, oidc: new OidcTokenSource(outboundPolicy), bus,
+    findUserIdByEmail: async (email) => (await app.usersRepository.findByEmail(email))?._id.toHexString() ?? null,
+    timeoutMs: config.CLUSTER_TIMEOUT_MS,
+  })
   const services: Services = {
-    workflows: new WorkflowService({ workflows, versions: new VersionRepository(db), runs: new RunRepository(db), bus }),
+    workflows: new WorkflowService({ workflows: new WorkflowRepository(db), versions: new VersionRepository(db), runs: new RunRepository(db), bus }),
     stats: new StatsService(new StatsRepository(db), bus),
-    search: new SearchService(db, builtInTemplates),
+    search: new SearchService(db, builtInTemplates, clusterRepo),
+    clusters,
+    clusterHealth: new ClusterHealthMonitor(clusters, config.CLUSTER_HEALTH_CONCURRENCY),
   }
+  app.decorate('sealer', sealer)
+  app.decorate('outboundPolicy', outboundPolicy)
   app.decorate('services', services)
-  services.stats.start(app.config.STATS_REFRESH_CRON)
-  // Background work stops before the database closes (the database plugin's hook runs after this one).
-  app.addHook('onClose', async () => services.stats.stop())
-}, { name: 'services', dependencies: ['database', 'events'] })
+  services.stats.start(config.STATS_REFRESH_CRON)
+  services.clusterHealth.start(config.CLUSTER_HEALTH_CRON)
+  app.addHook('onClose', async () => {
+    await Promise.all([services.stats.stop(), services.clusterHealth.stop()])
+  })
+}, { name: 'services', dependencies: ['database', 'events', 'auth'] })

@@ -10,7 +10,7 @@ const NamedHit = Type.Object({ id: Type.String(), name: Type.String() }, { addit
 
 export const SearchResults = Type.Object({
   workflows: Type.Array(Type.Object({ id: Type.String(), name: Type.String(), description: Type.String(), status: Type.String(), updated_at: Timestamp }, { additionalProperties: false })),
-  clusters: Type.Array(NamedHit, { description: 'empty until clusters are searchable' }),
+  clusters: Type.Array(NamedHit, { description: 'clusters the caller owns or that are shared with them' }),
   resources: Type.Array(NamedHit, { description: 'empty until tracked resources are searchable' }),
   plugins: Type.Array(NamedHit, { description: 'empty until plugins are searchable' }),
   templates: Type.Array(Type.Object({ id: Type.String(), name: Type.String(), display_name: Type.String(), category: Type.String(), description: Type.String() }, { additionalProperties: false })),

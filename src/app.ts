@@ -3,6 +3,7 @@ import Fastify from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Config } from './config.ts'
 import { fastifyOptions, type BuildOptions } from './fastify-options.ts'
+import { validatorCompiler } from './validation.ts'
 import type { App } from './app-types.ts'
 import configPlugin from '../plugins/config.ts'
 import errorsPlugin from '../plugins/errors.ts'
@@ -23,11 +24,13 @@ import versionRoutes from './routes/versions/index.ts'
 import templateRoutes from './routes/templates/index.ts'
 import dashboardRoutes from './routes/dashboard/index.ts'
 import searchRoutes from './routes/search/index.ts'
+import clusterRoutes from './routes/clusters/index.ts'
 
 export type { BuildOptions }
 
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<App> {
   const app = Fastify(fastifyOptions(config, options)).withTypeProvider<TypeBoxTypeProvider>()
+  app.setValidatorCompiler(validatorCompiler)
 
   await app.register(configPlugin, { config })
   await app.register(errorsPlugin)
@@ -49,5 +52,6 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(templateRoutes)
   await app.register(dashboardRoutes)
   await app.register(searchRoutes)
+  await app.register(clusterRoutes)
   return app as unknown as App
 }

@@ -17,9 +17,6 @@ export function fastifyOptions(config: Config, options: BuildOptions = {}) {
     return503OnClosing: true,
     forceCloseConnections: 'idle' as const,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 256 },
-    ajv: {
-      customOptions: { removeAdditional: false as const, coerceTypes: 'array' as const, useDefaults: true, allErrors: false },
-    },
   }
 }
 

@@ -290,7 +290,7 @@ export class ClusterService {
   // Health monitor
 
   /** One health check: ping with the stored credentials; the outcome is stored either way. */
-  async checkHealth(doc: ClusterDoc): Promise<ClusterStatus> {
+  async checkHealth(doc: ClusterDoc): Promise<'connected' | 'error'> {
     try {
       const info = await withTimeout((async () => pingCluster(await this.connect(doc), this.deps.timeoutMs))(), this.deps.timeoutMs)
       await this.record(doc, 'health_check', { ok: true, message: `healthy: ${info.version}`, metadata: { version: info.version, platform: info.platform } })

@@ -1,9 +1,10 @@
-// Global search: the caller's workflows and the palette's templates now; clusters, resources and plugins
-// join as those features land. The term is matched literally, case-insensitively, and each group is capped.
+// Global search: the caller's workflows, the clusters they reach and the palette's templates; resources
+// and plugins join as those features land. The term is matched literally, case-insensitively, and each group is capped.
 import type { Collection, Db } from 'mongodb'
 import { searchFilter } from '../repositories/pagination.ts'
 import { toWorkflow, type WorkflowDoc } from '../repositories/workflows.ts'
 import type { NodeTemplate } from './node-catalogue.ts'
+import type { ClusterRepository } from '../repositories/clusters.ts'
 
 export interface WorkflowHit { id: string; name: string; description: string; status: string; updated_at: string }
 export interface TemplateHit { id: string; name: string; display_name: string; category: string; description: string }
@@ -18,14 +19,15 @@ export interface SearchResults {
 
 export class SearchService {
   private readonly workflows: Collection<WorkflowDoc>
-  constructor(db: Db, private readonly templates: () => NodeTemplate[]) {
+  constructor(db: Db, private readonly templates: () => NodeTemplate[], private readonly clusters: ClusterRepository) {
     this.workflows = db.collection<WorkflowDoc>('workflows')
   }
 
   async search(ownerId: string, q: string, limit: number): Promise<SearchResults> {
-    const docs = await this.workflows
-      .find({ owner_id: ownerId, ...searchFilter<WorkflowDoc>(q, ['name', 'description']) })
-      .sort({ updated_at: -1, _id: -1 }).limit(limit).toArray()
+    const [docs, clusters] = await Promise.all([
+      this.workflows.find({ owner_id: ownerId, ...searchFilter<WorkflowDoc>(q, ['name', 'description']) }).sort({ updated_at: -1, _id: -1 }).limit(limit).toArray(),
+      this.clusters.search(ownerId, searchFilter(q, ['name', 'display_name', 'description']), limit),
+    ])
     const needle = q.trim().toLowerCase()
     const templates = this.templates()
       .filter((t) => [t.name, t.display_name, t.description, ...t.tags].some((f) => f.toLowerCase().includes(needle)))
@@ -33,7 +35,7 @@ export class SearchService {
       .map(({ id, name, display_name, category, description }) => ({ id, name, display_name, category, description }))
     return {
       workflows: docs.map(toWorkflow).map(({ id, name, description, status, updated_at }) => ({ id, name, description, status, updated_at })),
-      clusters: [],
+      clusters: clusters.map((c) => ({ id: c._id, name: c.name })),
       resources: [],
       plugins: [],
       templates,

@@ -38,7 +38,7 @@ t.test('npm start answers /healthz, then exits 0 on SIGTERM', async (t) => {
   t.equal(res.status, 200)
   const api = await fetch(`http://127.0.0.1:${port}/v1/api/anything`)
   t.ok([401, 404].includes(api.status))
-  t.same(Object.keys(await api.json()), ['error'])
+  t.same(Object.keys((await api.json()) as object), ['error'])
 
   child.kill('SIGTERM')
   const [code] = await exited

@@ -3,6 +3,7 @@ import t from 'tap'
 import Fastify from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { fastifyOptions } from '../../src/fastify-options.ts'
+import { validatorCompiler } from '../../src/validation.ts'
 import { testConfig } from '../../src/config.ts'
 import configPlugin from '../../plugins/config.ts'
 import errorsPlugin from '../../plugins/errors.ts'
@@ -10,6 +11,7 @@ import { PaginationQuery } from '../../schemas/pagination.ts'
 
 const config = testConfig()
 const app = Fastify(fastifyOptions(config)).withTypeProvider<TypeBoxTypeProvider>()
+app.setValidatorCompiler(validatorCompiler)
 await app.register(configPlugin, { config })
 await app.register(errorsPlugin)
 app.get('/things', { schema: { querystring: PaginationQuery(['created_at', 'name']) } }, async (req) => req.query)

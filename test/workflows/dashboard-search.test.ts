@@ -6,6 +6,11 @@ const { app } = await startTestApp(t)
 const alice = await registerUser(app)
 const bob = await registerUser(app)
 const as = (u: { token: string }) => ({ authorization: `Bearer ${u.token}` })
+// A complete workflow document written straight to the database, behind the services' backs.
+const rawWorkflow = (id: string, owner: string, name: string, at: Date) => ({
+  _id: id as never, owner_id: owner, name, description: '', cluster_id: null, nodes: [], edges: [], metadata: {}, status: 'draft',
+  current_version: 0, run_count: 0, success_count: 0, failure_count: 0, last_run_at: null, created_at: at, updated_at: at,
+})
 const stats = async (u = alice) => (await app.inject({ url: '/v1/api/dashboard/stats', headers: as(u) })).json()
 
 t.test('statistics start at zero and follow workflow changes', async (t) => {
@@ -25,7 +30,7 @@ t.test('statistics start at zero and follow workflow changes', async (t) => {
 
 t.test('reading statistics does not count: drift stays until the scheduled repair runs', async (t) => {
   const now = new Date()
-  await app.db.collection('workflows').insertOne({ _id: 'ffffffffffffffffffffffff' as never, owner_id: alice.user.id, name: 'sneaked in', description: '', status: 'draft', created_at: now, updated_at: now })
+  await app.db.collection('workflows').insertOne(rawWorkflow('ffffffffffffffffffffffff', alice.user.id, 'sneaked in', now))
   t.equal((await stats()).total_workflows.value, 1, 'the stored figure is served')
   await app.services.stats.refreshAll()
   t.equal((await stats()).total_workflows.value, 2, 'the repair job corrects it')
@@ -33,8 +38,8 @@ t.test('reading statistics does not count: drift stays until the scheduled repai
 
 t.test('the week-over-week change compares against 7 days ago', async (t) => {
   const old = new Date(Date.now() - 10 * 24 * 3600 * 1000)
-  await app.db.collection('workflows').insertMany([1, 2].map((i) => ({ _id: `eeeeeeeeeeeeeeeeeeeeeee${i}` as never, owner_id: bob.user.id, name: `old ${i}`, description: '', status: 'draft', created_at: old, updated_at: old })))
-  await app.db.collection('workflows').insertOne({ _id: 'dddddddddddddddddddddddd' as never, owner_id: bob.user.id, name: 'new', description: '', status: 'draft', created_at: new Date(), updated_at: new Date() })
+  await app.db.collection('workflows').insertMany([1, 2].map((i) => rawWorkflow(`eeeeeeeeeeeeeeeeeeeeeee${i}`, bob.user.id, `old ${i}`, old)))
+  await app.db.collection('workflows').insertOne(rawWorkflow('dddddddddddddddddddddddd', bob.user.id, 'new', new Date()))
   await app.services.stats.refresh(bob.user.id)
   t.match((await stats(bob)).total_workflows, { value: 3, change: 50, trend: 'up' })
 })
