@@ -1,14 +1,20 @@
 // Light calls that tell whether a cluster answers and what it is: the connection test, the health check
 // and the metadata refresh all go through here.
-import { CoreV1Api, VersionApi, type KubeConfig } from '@kubernetes/client-node'
+import { CoreApi, CoreV1Api, VersionApi, type KubeConfig } from '@kubernetes/client-node'
 import { withTimeout } from './upstream-errors.ts'
 
 export interface ProbeResult { version: string; platform: string; nodes: number }
 export interface ClusterMetadata { version: string; platform: string; node_count: number; namespaces: string[] }
 
-/** The health-check ping: the API server's version endpoint. */
+/**
+ * The health-check ping: the version endpoint, and the core discovery document, which (unlike /version on
+ * many clusters) needs an authenticated caller, so a ping also proves the credentials are accepted.
+ */
 export async function pingCluster(kc: KubeConfig, timeoutMs: number): Promise<{ version: string; platform: string }> {
-  const info = await withTimeout(kc.makeApiClient(VersionApi).getCode(), timeoutMs)
+  const [info] = await Promise.all([
+    withTimeout(kc.makeApiClient(VersionApi).getCode(), timeoutMs),
+    withTimeout(kc.makeApiClient(CoreApi).getAPIVersions(), timeoutMs),
+  ])
   return { version: info.gitVersion, platform: info.platform }
 }
 
