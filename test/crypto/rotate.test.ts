@@ -46,7 +46,7 @@ t.test('npm run rotate-keys re-seals an embedded on-disk database', { skip: proc
   let s = await open()
   await s.coll.insertOne({ _id: 'c1' as never, credentials_sealed: before.seal({ token: 't1' }, 'clusters:c1') })
   await s.close()
-  const env = { ...process.env, MONGODB_URI: '', EMBEDDED_DB: 'disk', DATA_DIR: dataDir, NODE_ENV: 'production', ENCRYPTION_KEY: newKey.toString('base64'), ENCRYPTION_KEYS_OLD: oldKey.toString('base64') }
+  const env = { ...process.env, MONGODB_URI: '', EMBEDDED_DB: 'disk', DATA_DIR: dataDir, NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(48), ENCRYPTION_KEY: newKey.toString('base64'), ENCRYPTION_KEYS_OLD: oldKey.toString('base64') }
   const out = await new Promise<{ code: number; stdout: string }>((resolve) => {
     execFile(process.execPath, ['--import', 'tsx', 'scripts/rotate-keys.ts'], { cwd: new URL('../..', import.meta.url).pathname, env }, (err, stdout) => resolve({ code: err ? (err as { code?: number }).code ?? 1 : 0, stdout }))
   })
