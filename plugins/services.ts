@@ -8,16 +8,19 @@ import { RunRepository } from '../src/repositories/runs.ts'
 import { StatsRepository } from '../src/repositories/stats.ts'
 import { ClusterRepository } from '../src/repositories/clusters.ts'
 import { ClusterLogRepository } from '../src/repositories/cluster-logs.ts'
+import { RegistryRepository } from '../src/repositories/registries.ts'
 import { WorkflowService } from '../src/services/workflow-service.ts'
 import { StatsService } from '../src/services/stats-service.ts'
 import { SearchService } from '../src/services/search-service.ts'
 import { ClusterService } from '../src/services/cluster-service.ts'
 import { ClusterHealthMonitor } from '../src/services/cluster-health.ts'
+import { RegistryService } from '../src/services/registry-service.ts'
 import { builtInTemplates } from '../src/services/node-catalogue.ts'
 import { Sealer } from '../src/crypto/sealer.ts'
 import { loadKeyRing } from '../src/crypto/keyring.ts'
 import { OutboundPolicy } from '../src/net/outbound-policy.ts'
 import { OidcTokenSource } from '../src/kube/oidc-token.ts'
+import { k8s } from '../src/kube/client.ts'
 
 export interface Services {
   workflows: WorkflowService
@@ -25,6 +28,7 @@ export interface Services {
   search: SearchService
   clusters: ClusterService
   clusterHealth: ClusterHealthMonitor
+  registries: RegistryService
 }
 
 declare module 'fastify' {
@@ -44,16 +48,20 @@ export default fp(async (app) => {
     findUserIdByEmail: async (email) => (await app.usersRepository.findByEmail(email))?._id.toHexString() ?? null,
     timeoutMs: config.CLUSTER_TIMEOUT_MS,
   })
+  const registries = new RegistryService({ registries: new RegistryRepository(db), sealer, policy: outboundPolicy })
   const services: Services = {
     workflows: new WorkflowService({ workflows: new WorkflowRepository(db), versions: new VersionRepository(db), runs: new RunRepository(db), bus }),
     stats: new StatsService(new StatsRepository(db), bus),
-    search: new SearchService(db, builtInTemplates, clusterRepo),
+    search: new SearchService(db, builtInTemplates, clusterRepo, registries),
     clusters,
     clusterHealth: new ClusterHealthMonitor(clusters, config.CLUSTER_HEALTH_CONCURRENCY),
+    registries,
   }
   app.decorate('sealer', sealer)
   app.decorate('outboundPolicy', outboundPolicy)
   app.decorate('services', services)
+  // Load the Kubernetes client in the background once serving, so the first cluster call does not wait.
+  app.addHook('onReady', async () => { void k8s().catch(() => undefined) })
   services.stats.start(config.STATS_REFRESH_CRON)
   services.clusterHealth.start(config.CLUSTER_HEALTH_CRON)
   app.addHook('onClose', async () => {

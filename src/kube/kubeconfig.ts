@@ -2,7 +2,8 @@
 // runs a program or reads one of its own files for a user, and never falls back to its own identity:
 // user kubeconfigs are read with an allow-list of fields, and only vetted values reach client-node
 // (whose own loader would read `token-file` from disk while parsing).
-import { KubeConfig } from '@kubernetes/client-node'
+import type { KubeConfig } from '@kubernetes/client-node'
+import { k8s } from './client.ts'
 import { parse } from 'yaml'
 import { BadRequest } from '../errors.ts'
 import type { ClusterCredentials } from './credentials.ts'
@@ -82,7 +83,7 @@ export function readUserKubeconfig(text: string, contextName?: string): ParsedKu
  * The in-memory KubeConfig for a cluster record. `bearerToken` is the current ID token for oidc clusters
  * (see oidc-token.ts); every other type carries its own credentials.
  */
-export function buildKubeConfig(server: string, creds: ClusterCredentials, bearerToken?: string): KubeConfig {
+export async function buildKubeConfig(server: string, creds: ClusterCredentials, bearerToken?: string): Promise<KubeConfig> {
   const skipTLSVerify = creds.insecure_skip_tls_verify === true
   let cluster: Entry
   let user: Entry
@@ -114,7 +115,7 @@ export function buildKubeConfig(server: string, creds: ClusterCredentials, beare
       user = { token: bearerToken }
       break
   }
-  const kc = new KubeConfig()
+  const kc = new (await k8s()).KubeConfig()
   kc.loadFromOptions({
     clusters: [{ name: 'target', ...cluster }],
     users: [{ name: 'user', ...user }],

@@ -1,6 +1,5 @@
 // What a failed call to a cluster means, in words a user can act on. Built from error codes and HTTP
 // statuses only: the raw text of a failure can carry request details, so it never reaches a reply.
-import { ApiException } from '@kubernetes/client-node'
 import { UpstreamError } from '../errors.ts'
 
 const TLS_TRUST = new Set(['DEPTH_ZERO_SELF_SIGNED_CERT', 'SELF_SIGNED_CERT_IN_CHAIN', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'UNABLE_TO_GET_ISSUER_CERT', 'CERT_SIGNATURE_FAILURE', 'CERT_UNTRUSTED'])
@@ -25,9 +24,14 @@ function codes(err: unknown): string[] {
   return found
 }
 
+function isApiException(err: unknown): err is { code: number } {
+  return err instanceof Error && typeof (err as { code?: unknown }).code === 'number' && 'body' in err && 'headers' in err
+}
+
 /** A one-line description of why a cluster call failed. */
 export function describeClusterError(err: unknown): string {
-  if (err instanceof ApiException) {
+  // client-node's ApiException: an HTTP status in `code`, with the reply's body and headers.
+  if (isApiException(err)) {
     if (err.code === 401) return 'the cluster refused the credentials (401 Unauthorized)'
     if (err.code === 403) return 'the credentials lack permission for this request (403 Forbidden)'
     return `the cluster answered ${err.code}`

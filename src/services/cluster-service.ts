@@ -2,7 +2,8 @@
 // only to connect; no reply or log carries them. Access: the owner may do anything; a cluster shared as
 // viewer can be seen and tested, as deployer also deployed to, as admin also updated, re-credentialed and
 // shared; only the owner deletes. No access at all looks exactly like a missing cluster.
-import { Metrics, CoreV1Api, type KubeConfig } from '@kubernetes/client-node'
+import type { KubeConfig } from '@kubernetes/client-node'
+import { k8s } from '../kube/client.ts'
 import { parseQuantity } from '../kube/quantity.ts'
 import { BadRequest, Conflict, Forbidden, NotFound, UpstreamError } from '../errors.ts'
 import type { EventBus } from '../events/bus.ts'
@@ -213,6 +214,7 @@ export class ClusterService {
   async metrics(userId: string, name: string): Promise<MetricsReport> {
     const { doc } = await this.reach(userId, name)
     const kc = await this.connect(doc)
+    const { CoreV1Api, Metrics } = await k8s()
     let nodes
     try {
       nodes = (await withTimeout(kc.makeApiClient(CoreV1Api).listNode(), this.deps.timeoutMs)).items
@@ -291,6 +293,7 @@ export class ClusterService {
 
   /** One health check: ping with the stored credentials; the outcome is stored either way. */
   async checkHealth(doc: ClusterDoc): Promise<'connected' | 'error'> {
+    await k8s() // loading the client is not the cluster's time
     try {
       const info = await withTimeout((async () => pingCluster(await this.connect(doc), this.deps.timeoutMs))(), this.deps.timeoutMs)
       await this.record(doc, 'health_check', { ok: true, message: `healthy: ${info.version}`, metadata: { version: info.version, platform: info.platform } })

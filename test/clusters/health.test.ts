@@ -8,7 +8,7 @@ import { startTestApp } from '../helpers/app.ts'
 import { registerUser } from '../helpers/auth.ts'
 import { startTestCluster } from '../helpers/kube.ts'
 
-const TIMEOUT_MS = 1500
+const TIMEOUT_MS = 3000
 const sim = await startTestCluster(t)
 const { app } = await startTestApp(t, { CLUSTER_TIMEOUT_MS: TIMEOUT_MS, CLUSTER_HEALTH_CONCURRENCY: 4 })
 const user = await registerUser(app)
@@ -34,14 +34,13 @@ await app.db.collection('clusters').updateOne({ _id: broken as never }, { $set: 
 const events: Array<{ name: string; to: string }> = []
 app.bus.on('cluster.status', (e) => events.push({ name: e.name, to: e.to }))
 
-t.test('one round: the healthy cluster is done long before the slow one times out', async (t) => {
-  const started = Date.now()
-  const healthyDone = app.bus.next('cluster.status', (e) => e.cluster_id === healthy)
-  const round = app.services.clusterHealth.checkAll()
-  await healthyDone
-  const healthyMs = Date.now() - started
-  t.ok(healthyMs < TIMEOUT_MS, `healthy checked after ${healthyMs} ms, before the ${TIMEOUT_MS} ms timeout`)
-  const result = await round
+t.test('one round: the healthy cluster is done before the slow one times out', async (t) => {
+  const order: string[] = []
+  const off = app.bus.on('cluster.status', (e) => order.push(e.name))
+  const result = await app.services.clusterHealth.checkAll()
+  off()
+  t.ok(order.indexOf('healthy') < order.indexOf('slow'), `healthy was not held up by the slow cluster (order: ${order.join(', ')})`)
+  t.equal(order.at(-1), 'slow', 'the silent cluster finishes last, at its timeout')
   t.same(result, { checked: 4, connected: 1, failed: 3 })
   const status = async (name: string) => (await app.db.collection('clusters').findOne({ name }))!
   t.match(await status('healthy'), { status: 'connected', status_message: /healthy/ })
