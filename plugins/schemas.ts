@@ -4,7 +4,8 @@ import fp from 'fastify-plugin'
 import { ErrorResponse } from '../schemas/common.ts'
 import { Workflow, Version, Run } from '../schemas/workflow.ts'
 import { Cluster } from '../schemas/cluster.ts'
+import { Registry } from '../schemas/registry.ts'
 
 export default fp(async (app) => {
-  for (const schema of [ErrorResponse, Workflow, Version, Run, Cluster]) app.addSchema(schema)
+  for (const schema of [ErrorResponse, Workflow, Version, Run, Cluster, Registry]) app.addSchema(schema)
 }, { name: 'schemas' })

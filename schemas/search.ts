@@ -14,4 +14,5 @@ export const SearchResults = Type.Object({
   resources: Type.Array(NamedHit, { description: 'empty until tracked resources are searchable' }),
   plugins: Type.Array(NamedHit, { description: 'empty until plugins are searchable' }),
   templates: Type.Array(Type.Object({ id: Type.String(), name: Type.String(), display_name: Type.String(), category: Type.String(), description: Type.String() }, { additionalProperties: false })),
+  registries: Type.Array(NamedHit, { description: 'registries whose name or url matches (every signed-in user sees them)' }),
 }, { additionalProperties: false, description: 'only what the caller may see' })

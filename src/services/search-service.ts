@@ -1,10 +1,11 @@
-// Global search: the caller's workflows, the clusters they reach and the palette's templates; resources
-// and plugins join as those features land. The term is matched literally, case-insensitively, and each group is capped.
+// Global search: the caller's workflows, the clusters they reach, the (global) registries and the palette's
+// templates; resources and plugins join as those features land. The term is matched literally, case-insensitively, and each group is capped.
 import type { Collection, Db } from 'mongodb'
 import { searchFilter } from '../repositories/pagination.ts'
 import { toWorkflow, type WorkflowDoc } from '../repositories/workflows.ts'
 import type { NodeTemplate } from './node-catalogue.ts'
 import type { ClusterRepository } from '../repositories/clusters.ts'
+import type { RegistryService } from './registry-service.ts'
 
 export interface WorkflowHit { id: string; name: string; description: string; status: string; updated_at: string }
 export interface TemplateHit { id: string; name: string; display_name: string; category: string; description: string }
@@ -15,18 +16,21 @@ export interface SearchResults {
   resources: NamedHit[]
   plugins: NamedHit[]
   templates: TemplateHit[]
+  registries: NamedHit[]
 }
 
 export class SearchService {
   private readonly workflows: Collection<WorkflowDoc>
-  constructor(db: Db, private readonly templates: () => NodeTemplate[], private readonly clusters: ClusterRepository) {
+  constructor(db: Db, private readonly templates: () => NodeTemplate[], private readonly clusters: ClusterRepository, private readonly registries?: RegistryService) {
     this.workflows = db.collection<WorkflowDoc>('workflows')
   }
 
   async search(ownerId: string, q: string, limit: number): Promise<SearchResults> {
-    const [docs, clusters] = await Promise.all([
+    const [docs, clusters, registries] = await Promise.all([
       this.workflows.find({ owner_id: ownerId, ...searchFilter<WorkflowDoc>(q, ['name', 'description']) }).sort({ updated_at: -1, _id: -1 }).limit(limit).toArray(),
       this.clusters.search(ownerId, searchFilter(q, ['name', 'display_name', 'description']), limit),
+      // Registries are global: every signed-in user may see them.
+      this.registries?.search(q, limit) ?? [],
     ])
     const needle = q.trim().toLowerCase()
     const templates = this.templates()
@@ -39,6 +43,7 @@ export class SearchService {
       resources: [],
       plugins: [],
       templates,
+      registries,
     }
   }
 }
