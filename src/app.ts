@@ -25,6 +25,7 @@ import templateRoutes from './routes/templates/index.ts'
 import dashboardRoutes from './routes/dashboard/index.ts'
 import searchRoutes from './routes/search/index.ts'
 import clusterRoutes from './routes/clusters/index.ts'
+import registryRoutes from './routes/registries/index.ts'
 
 export type { BuildOptions }
 
@@ -53,5 +54,6 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(dashboardRoutes)
   await app.register(searchRoutes)
   await app.register(clusterRoutes)
+  await app.register(registryRoutes)
   return app as unknown as App
 }

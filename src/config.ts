@@ -27,6 +27,13 @@ export const ConfigSchema = Type.Object({
   TRUST_PROXY: Bool(false, 'trust X-Forwarded-* headers (behind a reverse proxy)'),
   RATE_LIMIT_MAX: Type.Integer({ default: 600, minimum: 1, description: 'requests per minute per client on rate-limited routes' }),
   SHUTDOWN_GRACE_MS: Type.Integer({ default: 10_000, minimum: 100, maximum: 120_000, description: 'how long in-flight work may finish on shutdown' }),
+  ENCRYPTION_KEY: Type.Optional(Type.String({ minLength: 40, description: '32 random bytes, base64: seals cluster and registry credentials; required in production (development generates one in DATA_DIR/encryption-key)' })),
+  ENCRYPTION_KEYS_OLD: Type.Optional(Type.String({ description: 'comma-separated earlier ENCRYPTION_KEYs that still open old values (see npm run rotate-keys)' })),
+  ALLOW_INSECURE_CLUSTERS: Bool(false, 'allow plain http cluster servers, registries and OIDC issuers'),
+  OUTBOUND_ALLOW_CIDRS: Type.Optional(Type.String({ description: 'comma-separated CIDRs: when set, cluster servers and registries must resolve inside them' })),
+  CLUSTER_HEALTH_CRON: Type.String({ default: '* * * * *', minLength: 9, maxLength: 100, description: 'cron schedule of the cluster health check (every 60 s)' }),
+  CLUSTER_TIMEOUT_MS: Type.Integer({ default: 10_000, minimum: 100, maximum: 120_000, description: 'per-cluster timeout of a health check or connection test' }),
+  CLUSTER_HEALTH_CONCURRENCY: Type.Integer({ default: 8, minimum: 1, maximum: 100, description: 'clusters checked at once' }),
   STATS_REFRESH_CRON: Type.String({ default: '*/10 * * * *', minLength: 9, maxLength: 100, description: 'cron schedule of the dashboard statistics repair' }),
   PUBLIC_URL: Type.String({ default: 'http://localhost:3000', pattern: '^https?://', description: 'address clients reach this service at' }),
   // Sign-in (README "Sign-in").
@@ -36,10 +43,10 @@ export const ConfigSchema = Type.Object({
   OPEN_SIGNUP: Bool(false, 'let anyone register without an invite code (the first user never needs one)'),
   FRONTEND_URL: Type.String({ default: 'http://localhost:5173', pattern: '^https?://', description: 'web client that OAuth sign-in returns to (/auth/callback, /login)' }),
   OAUTH_PROVIDERS: Type.Optional(Type.String({ minLength: 2, description: 'JSON array of OAuth2/OIDC sign-in providers (README "Sign-in"); unset = password sign-in only' })),
-  AUTH_RATE_LIMIT_PER_IP: Type.Integer({ default: 30, minimum: 1, description: 'sign-in requests (login, register, refresh, OAuth exchange) per window per client address' }),
+  AUTH_RATE_LIMIT_PER_IP: Type.Integer({ default: 30, minimum: 1, description: 'requests per window per client address on each sign-in route (login, register, refresh, OAuth)' }),
   AUTH_RATE_LIMIT_PER_EMAIL: Type.Integer({ default: 10, minimum: 1, description: 'login and register attempts per window per email address' }),
   AUTH_RATE_LIMIT_WINDOW_MS: Type.Integer({ default: 60_000, minimum: 1000, maximum: 86_400_000, description: 'window of the sign-in rate limits' }),
-  AUTH_USER_CACHE_MS: Type.Integer({ default: 2000, minimum: 0, maximum: 10_000, description: 'how long a token\'s user (role, existence) may be served from memory' }),
+  AUTH_USER_CACHE_MS: Type.Integer({ default: 2000, minimum: 0, maximum: 5000, description: 'how long a token\'s user (role, existence) may be served from memory' }),
 })
 
 export type Config = Static<typeof ConfigSchema>

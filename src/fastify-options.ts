@@ -15,6 +15,8 @@ export function fastifyOptions(config: Config, options: BuildOptions = {}) {
     bodyLimit: config.BODY_LIMIT_BYTES,
     trustProxy: config.TRUST_PROXY,
     return503OnClosing: true,
+    // Start-up includes opening the database; a busy machine must not turn that into a crash.
+    pluginTimeout: 60_000,
     forceCloseConnections: 'idle' as const,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 256 },
   }

@@ -10,6 +10,7 @@ import {
 } from '../../../schemas/auth.ts'
 import { Unauthorized } from '../../errors.ts'
 import { perEmail, perIp } from './rate-limits.ts'
+import { bearerToken } from '../../../plugins/auth.ts'
 
 const NoQuery = Type.Object({}, { additionalProperties: false })
 
@@ -32,19 +33,18 @@ function redirect(request: FastifyRequest, reply: FastifyReply, url: string) {
 }
 
 function bearer(request: FastifyRequest): string {
-  const match = /^Bearer[ \t]+([A-Za-z0-9._~+/=-]+)[ \t]*$/i.exec(request.headers.authorization ?? '')
-  if (!match) throw new Unauthorized('authentication required')
-  return match[1]
+  const token = bearerToken(request)
+  if (!token) throw new Unauthorized('authentication required')
+  return token
 }
 
 export default async function authRoutes(app: App) {
-  const security: Array<Record<string, string[]>> = []
 
   app.post('/register', {
     onRequest: perIp(app, 'register'),
     preHandler: perEmail(app, 'register'),
     schema: {
-      tags: ['auth'], operationId: 'register', security,
+      tags: ['auth'], operationId: 'register', security: [],
       summary: 'register a user',
       description: 'The first user becomes admin. After that an `invite_code` is needed unless OPEN_SIGNUP is on (403 without a valid one).',
       body: RegisterBody,
@@ -59,7 +59,7 @@ export default async function authRoutes(app: App) {
     onRequest: perIp(app, 'login'),
     preHandler: perEmail(app, 'login'),
     schema: {
-      tags: ['auth'], operationId: 'login', security,
+      tags: ['auth'], operationId: 'login', security: [],
       summary: 'log in with email and password',
       description: 'Returns a token valid for 24 hours. A wrong email or password both answer 401 "invalid email or password".',
       body: LoginBody,
@@ -85,7 +85,7 @@ export default async function authRoutes(app: App) {
 
   app.get('/methods', {
     schema: {
-      tags: ['auth'], operationId: 'listAuthMethods', security,
+      tags: ['auth'], operationId: 'listAuthMethods', security: [],
       summary: 'list available sign-in methods',
       querystring: NoQuery,
       response: { 200: MethodsResponse, ...errorResponses(400) },
@@ -98,7 +98,7 @@ export default async function authRoutes(app: App) {
   app.get('/oauth/:provider/authorize', {
     onRequest: perIp(app, 'oauth-authorize'),
     schema: {
-      tags: ['auth'], operationId: 'startOAuthSignIn', security,
+      tags: ['auth'], operationId: 'startOAuthSignIn', security: [],
       summary: 'start an OAuth sign-in',
       description: 'Redirects to the provider (state and PKCE kept server-side for 10 minutes). `invite_code` is kept with the state and used if the sign-in creates an account.',
       params: ProviderParams,
@@ -113,7 +113,7 @@ export default async function authRoutes(app: App) {
   app.get('/oauth/:provider/callback', {
     onRequest: perIp(app, 'oauth-callback'),
     schema: {
-      tags: ['auth'], operationId: 'finishOAuthSignIn', security,
+      tags: ['auth'], operationId: 'finishOAuthSignIn', security: [],
       summary: 'OAuth callback (called by the provider through the browser)',
       description: 'Redirects to `<FRONTEND_URL>/auth/callback?code=<one-time code, 30 s>` on success, or `<FRONTEND_URL>/login?error=<message>` on any failure.',
       params: ProviderParams,
@@ -128,7 +128,7 @@ export default async function authRoutes(app: App) {
   app.post('/oauth/exchange', {
     onRequest: perIp(app, 'oauth-exchange'),
     schema: {
-      tags: ['auth'], operationId: 'exchangeOAuthCode', security,
+      tags: ['auth'], operationId: 'exchangeOAuthCode', security: [],
       summary: 'exchange the one-time OAuth code for a token',
       description: 'The code is single use and lives 30 seconds; an unknown, used or expired code answers 401.',
       body: ExchangeBody,

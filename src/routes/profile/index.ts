@@ -1,4 +1,5 @@
 // The caller's own account.
+import { Type } from 'typebox'
 import type { App } from '../../app-types.ts'
 import { errorResponses } from '../../../schemas/common.ts'
 import { ChangePasswordBody, UpdateProfileBody, User } from '../../../schemas/user.ts'
@@ -26,10 +27,10 @@ export default async function profileRoutes(app: App) {
       tags: ['profile'], operationId: 'changePassword', summary: 'change the current user\'s password',
       description: 'Needs the current password (400 when it is wrong, or when the account signs in only through an identity provider).',
       body: ChangePasswordBody,
-      response: { 204: { type: 'null', description: 'changed' }, ...errorResponses(400, 401, 429) },
+      response: { 204: Type.Null({ description: 'changed' }), ...errorResponses(400, 401, 429) },
     },
   }, async (request, reply) => {
     await app.users.changePassword(request.user.id, request.body.current_password, request.body.new_password)
-    return reply.code(204).send()
+    return reply.code(204).send(null)
   })
 }

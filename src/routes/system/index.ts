@@ -8,7 +8,7 @@ import { APP_NAME, APP_VERSION } from '../../app-info.ts'
 import { Unavailable } from '../../errors.ts'
 
 const eta = new Eta({ views: fileURLToPath(new URL('../../views', import.meta.url)), autoEscape: true, cache: true })
-const READY_TIMEOUT_MS = 2000
+const READY_TIMEOUT_MS = 5000
 
 export default async function systemRoutes(app: App) {
   app.get('/healthz', {
