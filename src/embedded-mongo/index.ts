@@ -1,0 +1,9 @@
+// Public entry point of the embedded MongoDB-wire-compatible server.
+import { startEmbeddedMongoServer, type EmbeddedMongo, type EmbeddedMongoOptions } from './server.ts'
+
+export type { EmbeddedMongo, EmbeddedMongoOptions }
+
+export async function startEmbeddedMongo(opts: EmbeddedMongoOptions): Promise<EmbeddedMongo> {
+  const server = await startEmbeddedMongoServer(opts)
+  return { uri: server.uri, port: server.port, close: server.close }
+}
