@@ -1,28 +1,7 @@
 // What a failed call to a cluster means, in words a user can act on. Built from error codes and HTTP
 // statuses only: the raw text of a failure can carry request details, so it never reaches a reply.
 import { UpstreamError } from '../errors.ts'
-
-const TLS_TRUST = new Set(['DEPTH_ZERO_SELF_SIGNED_CERT', 'SELF_SIGNED_CERT_IN_CHAIN', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'UNABLE_TO_GET_ISSUER_CERT', 'CERT_SIGNATURE_FAILURE', 'CERT_UNTRUSTED'])
-const NETWORK: Record<string, string> = {
-  ECONNREFUSED: 'connection refused',
-  ECONNRESET: 'connection reset by the server',
-  ETIMEDOUT: 'timed out',
-  ENOTFOUND: 'host not found',
-  EAI_AGAIN: 'host name lookup failed',
-  EHOSTUNREACH: 'host unreachable',
-  ENETUNREACH: 'network unreachable',
-  EPIPE: 'connection closed by the server',
-}
-
-function codes(err: unknown): string[] {
-  const found: string[] = []
-  for (let e: unknown = err, depth = 0; e && typeof e === 'object' && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
-    const { code, errno } = e as { code?: unknown; errno?: unknown }
-    if (typeof code === 'string') found.push(code)
-    if (typeof errno === 'string') found.push(errno)
-  }
-  return found
-}
+import { describeNetworkError } from '../net/network-errors.ts'
 
 function isApiException(err: unknown): err is { code: number } {
   return err instanceof Error && typeof (err as { code?: unknown }).code === 'number' && 'body' in err && 'headers' in err
@@ -36,14 +15,8 @@ export function describeClusterError(err: unknown): string {
     if (err.code === 403) return 'the credentials lack permission for this request (403 Forbidden)'
     return `the cluster answered ${err.code}`
   }
-  const all = codes(err)
-  const tls = all.find((c) => TLS_TRUST.has(c))
-  if (tls) return `TLS verification failed (${tls}): the cluster's certificate is not trusted; check ca_data`
-  if (all.includes('CERT_HAS_EXPIRED')) return 'TLS verification failed (CERT_HAS_EXPIRED): the cluster\'s certificate has expired'
-  if (all.includes('ERR_TLS_CERT_ALTNAME_INVALID')) return 'TLS verification failed (ERR_TLS_CERT_ALTNAME_INVALID): the certificate does not name this server'
-  if (all.some((c) => c.startsWith('ERR_SSL') || c === 'EPROTO')) return 'TLS handshake failed'
-  const net = all.find((c) => c in NETWORK)
-  if (net) return `cannot reach the cluster: ${NETWORK[net]}`
+  const failure = describeNetworkError(err, 'cluster')
+  if (failure) return failure.kind === 'tls-trust' ? `${failure.message}; check ca_data` : failure.message
   return 'the cluster did not answer as expected'
 }
 

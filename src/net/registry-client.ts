@@ -8,6 +8,7 @@
 // neither credentials nor tokens, nor the remote's own text, ever reach a message.
 import { BadRequest } from '../errors.ts'
 import type { OutboundPolicy } from './outbound-policy.ts'
+import { describeNetworkError, errorCodes } from './network-errors.ts'
 
 export const REGISTRY_TIMEOUT_MS = 10_000
 
@@ -103,45 +104,12 @@ class HandshakeFailure extends Error {}
 const MAX_REDIRECTS = 5
 const MAX_TOKEN_BODY = 256 * 1024
 
-const TLS_TRUST = new Set(['DEPTH_ZERO_SELF_SIGNED_CERT', 'SELF_SIGNED_CERT_IN_CHAIN', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'UNABLE_TO_GET_ISSUER_CERT', 'CERT_SIGNATURE_FAILURE', 'CERT_UNTRUSTED'])
-const NETWORK: Record<string, string> = {
-  ECONNREFUSED: 'connection refused',
-  ECONNRESET: 'connection reset by the server',
-  ETIMEDOUT: 'timed out',
-  UND_ERR_CONNECT_TIMEOUT: 'timed out while connecting',
-  UND_ERR_HEADERS_TIMEOUT: 'timed out waiting for an answer',
-  UND_ERR_SOCKET: 'connection closed by the server',
-  ENOTFOUND: 'host not found',
-  EAI_AGAIN: 'host name lookup failed',
-  EHOSTUNREACH: 'host unreachable',
-  ENETUNREACH: 'network unreachable',
-  EPIPE: 'connection closed by the server',
-}
-
-function errorCodes(err: unknown): { codes: string[]; names: string[] } {
-  const codes: string[] = []
-  const names: string[] = []
-  for (let e: unknown = err, depth = 0; e && typeof e === 'object' && depth < 6; e = (e as { cause?: unknown }).cause, depth++) {
-    const { code, name } = e as { code?: unknown; name?: unknown }
-    if (typeof code === 'string') codes.push(code)
-    if (typeof name === 'string') names.push(name)
-  }
-  return { codes, names }
-}
-
 /** What a failed request means, from error codes and names only (fetch's own text can carry the URL). */
 export function describeRegistryError(err: unknown, what: string, timeoutMs: number): string {
   if (err instanceof HandshakeFailure || err instanceof BadRequest) return err.message
-  const { codes, names } = errorCodes(err)
+  const { names } = errorCodes(err)
   if (names.includes('TimeoutError') || names.includes('AbortError')) return `cannot reach the ${what}: no answer within ${Math.round(timeoutMs / 100) / 10} s`
-  const trust = codes.find((c) => TLS_TRUST.has(c))
-  if (trust) return `TLS verification failed (${trust}): the ${what}'s certificate is not trusted`
-  if (codes.includes('CERT_HAS_EXPIRED')) return `TLS verification failed (CERT_HAS_EXPIRED): the ${what}'s certificate has expired`
-  if (codes.includes('ERR_TLS_CERT_ALTNAME_INVALID')) return `TLS verification failed (ERR_TLS_CERT_ALTNAME_INVALID): the certificate does not name the ${what}'s host`
-  if (codes.some((c) => c.startsWith('ERR_SSL') || c === 'EPROTO')) return `TLS handshake with the ${what} failed`
-  const net = codes.find((c) => c in NETWORK)
-  if (net) return `cannot reach the ${what}: ${NETWORK[net]}`
-  return `cannot reach the ${what}`
+  return describeNetworkError(err, what)?.message ?? `cannot reach the ${what}`
 }
 
 export interface Challenge { scheme: 'basic' | 'bearer'; params: Record<string, string> }
