@@ -78,6 +78,8 @@ export class ClusterService {
 
   /** A KubeConfig for the record; for oidc, with a current ID token (a refreshed one is sealed and kept). */
   private async connectWith(doc: ClusterDoc, creds: ClusterCredentials): Promise<KubeConfig> {
+    // Checked on every connection, not only when saved: a name may resolve elsewhere by now.
+    await this.deps.policy.check(doc.server, 'server')
     if (creds.auth_type !== 'oidc') return buildKubeConfig(doc.server, creds)
     await this.deps.policy.check(creds.issuer_url, 'issuer_url')
     const tokens = await this.deps.oidc.current(creds)

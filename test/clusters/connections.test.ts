@@ -174,3 +174,17 @@ t.test('no credential ever reaches a reply or a log line', async (t) => {
   for (const secret of secrets) t.notOk(everything.includes(secret), `secret ${secret.slice(0, 6)}… is nowhere`)
   t.notOk(everything.includes('refresh-me'))
 })
+
+t.test('the address policy is applied on every connection, not only when the server is saved', async (t) => {
+  // A host name that resolved to a private address when saved and to the metadata address now.
+  let answer = '127.0.0.1'
+  const policy = app.outboundPolicy as unknown as { resolve: (host: string) => Promise<string[]> }
+  const original = policy.resolve
+  policy.resolve = async (host) => (host === 'rebind.test' ? [answer] : original(host))
+  t.teardown(() => { policy.resolve = original })
+  t.equal((await create({ name: 'rebind', server: 'https://rebind.test:6443', auth_type: 'token', token: 'x' })).status, 201)
+  answer = '169.254.169.254'
+  const res = await test('rebind')
+  t.equal(res.status, 502)
+  t.match(res.body.error, /169\.254\.169\.254 is not allowed/)
+})
