@@ -50,7 +50,10 @@ export default fp(async (app) => {
   })
   const registries = new RegistryService({ registries: new RegistryRepository(db), sealer, policy: outboundPolicy })
   const services: Services = {
-    workflows: new WorkflowService({ workflows: new WorkflowRepository(db), versions: new VersionRepository(db), runs: new RunRepository(db), bus }),
+    workflows: new WorkflowService({
+      workflows: new WorkflowRepository(db), versions: new VersionRepository(db), runs: new RunRepository(db), bus,
+      canDeployTo: (userId, ref) => clusters.canReach(userId, ref, 'deployer'),
+    }),
     stats: new StatsService(new StatsRepository(db), bus),
     search: new SearchService(db, builtInTemplates, clusterRepo, registries),
     clusters,

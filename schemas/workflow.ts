@@ -14,7 +14,7 @@ const Metadata = Type.Record(Type.String(), Type.Unknown(), { description: 'free
 
 const Name = Type.String({ minLength: 1, maxLength: 200 })
 const Description = Type.String({ maxLength: 5000 })
-const ClusterRef = Type.Union([Type.String({ minLength: 1, maxLength: 253 }), Type.Null()], { description: 'id or name of the cluster runs deploy to by default' })
+const ClusterRef = Type.Union([Type.String({ minLength: 1, maxLength: 253 }), Type.Null()], { description: 'id or name of a cluster the caller may deploy to (owned, or shared as deployer or admin); runs deploy there by default' })
 
 export const Workflow = Type.Object({
   id: Id,

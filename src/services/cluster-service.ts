@@ -111,6 +111,12 @@ export class ClusterService {
     return { kc: await this.connect(record.doc), cluster: toCluster(record.doc, userId) }
   }
 
+  /** Whether the user reaches the cluster (by id or name) with at least `need` access; no connection is made. */
+  async canReach(userId: string, ref: string, need: Access = 'deployer'): Promise<boolean> {
+    const record = await this.deps.clusters.findByRef(userId, ref)
+    return record !== null && RANK[record.access] >= RANK[need]
+  }
+
   // Endpoints
 
   async create(userId: string, body: CreateCluster): Promise<Cluster> {

@@ -15,6 +15,8 @@ export interface WorkflowServiceDeps {
   versions: VersionRepository
   runs: RunRepository
   bus: EventBus
+  /** Whether the user may deploy to the cluster named by id or name. */
+  canDeployTo: (userId: string, clusterRef: string) => Promise<boolean>
 }
 
 export interface CreateWorkflow { name: string; description?: string; cluster_id?: string | null; metadata?: Record<string, unknown> }
@@ -25,7 +27,12 @@ export interface VersionMeta { name?: string; tag?: string; description?: string
 export class WorkflowService {
   constructor(private readonly deps: WorkflowServiceDeps) {}
 
+  private async checkCluster(ownerId: string, ref: string | null | undefined): Promise<void> {
+    if (ref && !(await this.deps.canDeployTo(ownerId, ref))) throw new BadRequest('cluster_id names no cluster you may deploy to')
+  }
+
   async create(ownerId: string, input: CreateWorkflow): Promise<Workflow> {
+    await this.checkCluster(ownerId, input.cluster_id)
     const wf = await this.deps.workflows.create(ownerId, {
       name: input.name, description: input.description ?? '', cluster_id: input.cluster_id ?? null, metadata: input.metadata ?? {},
     })
@@ -43,7 +50,8 @@ export class WorkflowService {
     return wf
   }
 
-  update(ownerId: string, id: string, fields: UpdateWorkflow): Promise<Workflow> {
+  async update(ownerId: string, id: string, fields: UpdateWorkflow): Promise<Workflow> {
+    await this.checkCluster(ownerId, fields.cluster_id)
     return this.write(ownerId, id, fields)
   }
 

@@ -13,6 +13,9 @@ async function create(body: Record<string, unknown>, token = as) {
   return res.json()
 }
 
+// A cluster to point workflows at; adding one makes no connection.
+await app.inject({ method: 'POST', url: '/v1/api/clusters', headers: auth(as), payload: { name: 'prod', server: 'https://10.0.0.1:6443', auth_type: 'token', token: 'x' } })
+
 t.test('create returns the full draft document', async (t) => {
   const wf = await create({ name: 'shop', description: 'web shop', cluster_id: 'prod' })
   t.match(wf, {
@@ -22,6 +25,26 @@ t.test('create returns the full draft document', async (t) => {
   t.ok(Date.parse(wf.created_at) && wf.created_at === wf.updated_at)
   const again = await app.inject({ url: `/v1/api/workflows/${wf.id}`, headers: auth(as) })
   t.same(again.json(), wf)
+})
+
+t.test('cluster_id must name a cluster the caller may deploy to', async (t) => {
+  let res = await app.inject({ method: 'POST', url: '/v1/api/workflows', headers: auth(as), payload: { name: 'x', cluster_id: 'nowhere' } })
+  t.equal(res.statusCode, 400)
+  t.same(res.json(), { error: 'cluster_id names no cluster you may deploy to' })
+  const carol = await registerUser(app)
+  res = await app.inject({ method: 'POST', url: '/v1/api/workflows', headers: auth(carol.token), payload: { name: 'x', cluster_id: 'prod' } })
+  t.equal(res.statusCode, 400, 'another user\'s cluster cannot be named')
+  await app.inject({ method: 'POST', url: '/v1/api/clusters/prod/share', headers: auth(as), payload: { email: carol.user.email, role: 'viewer' } })
+  res = await app.inject({ method: 'POST', url: '/v1/api/workflows', headers: auth(carol.token), payload: { name: 'x', cluster_id: 'prod' } })
+  t.equal(res.statusCode, 400, 'a viewer may not deploy to it')
+  await app.inject({ method: 'POST', url: '/v1/api/clusters/prod/share', headers: auth(as), payload: { email: carol.user.email, role: 'deployer' } })
+  res = await app.inject({ method: 'POST', url: '/v1/api/workflows', headers: auth(carol.token), payload: { name: 'x', cluster_id: 'prod' } })
+  t.equal(res.statusCode, 201, 'a deployer may')
+  const id = (await app.inject({ url: '/v1/api/clusters/prod', headers: auth(as) })).json().id
+  res = await app.inject({ method: 'PUT', url: `/v1/api/workflows/${res.json().id}`, headers: auth(carol.token), payload: { cluster_id: id } })
+  t.equal(res.statusCode, 200, 'by id as well as by name')
+  res = await app.inject({ method: 'PUT', url: `/v1/api/workflows/${res.json().id}`, headers: auth(carol.token), payload: { cluster_id: 'nowhere' } })
+  t.equal(res.statusCode, 400)
 })
 
 t.test('create refuses bad input with 400 naming the field', async (t) => {
