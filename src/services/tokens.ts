@@ -56,9 +56,13 @@ export class TokenService {
 
   /** The claims of a valid, unexpired token; 401 otherwise. */
   verify(token: string): AccessClaims {
+    return this.claims(() => this.jwt.verify(token))
+  }
+
+  private claims(verify: () => unknown): AccessClaims {
     let claims: unknown
     try {
-      claims = this.jwt.verify(token)
+      claims = verify()
     } catch (err) {
       throw describe(err)
     }
@@ -71,13 +75,7 @@ export class TokenService {
    * old. Refreshing keeps auth_time, so the window cannot be extended.
    */
   verifyForRefresh(token: string): AccessClaims {
-    let claims: unknown
-    try {
-      claims = this.jwt.verifyIgnoringExpiry(token)
-    } catch (err) {
-      throw describe(err)
-    }
-    if (!isClaims(claims)) throw new Unauthorized('invalid token')
+    const claims = this.claims(() => this.jwt.verifyIgnoringExpiry(token))
     const now = this.nowSeconds()
     // A sign-in time after the token was issued, or in the future, is not something this service signs.
     if (claims.auth_time > claims.iat || claims.auth_time > now + 60) throw new Unauthorized('invalid token')

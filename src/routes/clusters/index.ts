@@ -9,7 +9,6 @@ import {
 import { pageReply } from '../../repositories/pagination.ts'
 
 const tags = ['clusters']
-const security = [{ bearerAuth: [] }]
 const ClusterRef = Type.Ref('Cluster')
 
 export default async function clusterRoutes(app: App) {
@@ -17,14 +16,14 @@ export default async function clusterRoutes(app: App) {
 
   app.post('/v1/api/clusters', {
     schema: {
-      tags, security, operationId: 'createCluster', summary: 'add a cluster; its credentials are sealed and never returned',
+      tags, operationId: 'createCluster', summary: 'add a cluster; its credentials are sealed and never returned',
       body: CreateClusterBody, response: { 201: ClusterRef, ...errorResponses(400, 401, 409) },
     },
   }, async (req, reply) => reply.code(201).send(await service.create(req.user.id, req.body)))
 
   app.get('/v1/api/clusters', {
     schema: {
-      tags, security, operationId: 'listClusters', summary: 'clusters the caller owns or that are shared with them',
+      tags, operationId: 'listClusters', summary: 'clusters the caller owns or that are shared with them',
       querystring: ClusterListQuery, response: { 200: ClusterList, ...errorResponses(400, 401) },
     },
   }, async (req) => {
@@ -33,23 +32,23 @@ export default async function clusterRoutes(app: App) {
   })
 
   app.get('/v1/api/clusters/default', {
-    schema: { tags, security, operationId: 'getDefaultCluster', summary: 'the caller\'s default cluster', response: { 200: ClusterRef, ...errorResponses(401, 404) } },
+    schema: { tags, operationId: 'getDefaultCluster', summary: 'the caller\'s default cluster', response: { 200: ClusterRef, ...errorResponses(401, 404) } },
   }, async (req) => service.getDefault(req.user.id))
 
   app.get('/v1/api/clusters/:name', {
-    schema: { tags, security, operationId: 'getCluster', summary: 'one cluster', params: ClusterParams, response: { 200: ClusterRef, ...errorResponses(401, 404) } },
+    schema: { tags, operationId: 'getCluster', summary: 'one cluster', params: ClusterParams, response: { 200: ClusterRef, ...errorResponses(401, 404) } },
   }, async (req) => service.get(req.user.id, req.params.name))
 
   app.put('/v1/api/clusters/:name', {
     schema: {
-      tags, security, operationId: 'updateCluster', summary: 'update display name, description, server or labels (owner or shared admin)',
+      tags, operationId: 'updateCluster', summary: 'update display name, description, server or labels (owner or shared admin)',
       params: ClusterParams, body: UpdateClusterBody, response: { 200: ClusterRef, ...errorResponses(400, 401, 403, 404) },
     },
   }, async (req) => service.update(req.user.id, req.params.name, req.body))
 
   app.delete('/v1/api/clusters/:name', {
     schema: {
-      tags, security, operationId: 'deleteCluster', summary: 'remove the cluster (owner only); nothing in the cluster is touched',
+      tags, operationId: 'deleteCluster', summary: 'remove the cluster (owner only); nothing in the cluster is touched',
       params: ClusterParams, response: { 204: Type.Null({ description: 'removed' }), ...errorResponses(401, 403, 404) },
     },
   }, async (req, reply) => {
@@ -58,51 +57,51 @@ export default async function clusterRoutes(app: App) {
   })
 
   app.put('/v1/api/clusters/:name/default', {
-    schema: { tags, security, operationId: 'setDefaultCluster', summary: 'make it the caller\'s default cluster', params: ClusterParams, response: { 200: ClusterRef, ...errorResponses(401, 404) } },
+    schema: { tags, operationId: 'setDefaultCluster', summary: 'make it the caller\'s default cluster', params: ClusterParams, response: { 200: ClusterRef, ...errorResponses(401, 404) } },
   }, async (req) => service.setDefault(req.user.id, req.params.name))
 
   app.post('/v1/api/clusters/:name/test', {
     schema: {
-      tags, security, operationId: 'testCluster', summary: 'connect with the stored credentials; the stored status is updated either way',
+      tags, operationId: 'testCluster', summary: 'connect with the stored credentials; the stored status is updated either way',
       params: ClusterParams, response: { 200: TestResult, ...errorResponses(401, 404, 502) },
     },
   }, async (req) => service.test(req.user.id, req.params.name))
 
   app.post('/v1/api/clusters/:name/refresh', {
     schema: {
-      tags, security, operationId: 'refreshCluster', summary: 'read version, platform, node count and namespaces from the cluster',
+      tags, operationId: 'refreshCluster', summary: 'read version, platform, node count and namespaces from the cluster',
       params: ClusterParams, response: { 200: ClusterRef, ...errorResponses(401, 404, 502) },
     },
   }, async (req) => service.refresh(req.user.id, req.params.name))
 
   app.get('/v1/api/clusters/:name/status', {
-    schema: { tags, security, operationId: 'getClusterStatus', summary: 'the stored connection status', params: ClusterParams, response: { 200: ClusterStatus, ...errorResponses(401, 404) } },
+    schema: { tags, operationId: 'getClusterStatus', summary: 'the stored connection status', params: ClusterParams, response: { 200: ClusterStatus, ...errorResponses(401, 404) } },
   }, async (req) => service.status(req.user.id, req.params.name))
 
   app.get('/v1/api/clusters/:name/metrics', {
     schema: {
-      tags, security, operationId: 'getClusterMetrics', summary: 'CPU and memory use from metrics.k8s.io, with node capacity; capacity only when metrics are not installed',
+      tags, operationId: 'getClusterMetrics', summary: 'CPU and memory use from metrics.k8s.io, with node capacity; capacity only when metrics are not installed',
       params: ClusterParams, response: { 200: ClusterMetrics, ...errorResponses(401, 404, 502) },
     },
   }, async (req) => service.metrics(req.user.id, req.params.name))
 
   app.get('/v1/api/clusters/:name/logs', {
     schema: {
-      tags, security, operationId: 'listClusterLogs', summary: 'connection events (tests, health checks, credential changes), newest first',
+      tags, operationId: 'listClusterLogs', summary: 'connection events (tests, health checks, credential changes), newest first',
       params: ClusterParams, querystring: ConnectionLogQuery, response: { 200: ConnectionLogList, ...errorResponses(400, 401, 404) },
     },
   }, async (req) => pageReply('logs', await service.logs(req.user.id, req.params.name, req.query)))
 
   app.put('/v1/api/clusters/:name/credentials', {
     schema: {
-      tags, security, operationId: 'updateClusterCredentials', summary: 'replace the credentials; they are checked against the cluster first and the old ones kept if they fail',
+      tags, operationId: 'updateClusterCredentials', summary: 'replace the credentials; they are checked against the cluster first and the old ones kept if they fail',
       params: ClusterParams, body: UpdateCredentialsBody, response: { 200: ClusterRef, ...errorResponses(400, 401, 403, 404, 502) },
     },
   }, async (req) => service.updateCredentials(req.user.id, req.params.name, req.body))
 
   app.post('/v1/api/clusters/:name/share', {
     schema: {
-      tags, security, operationId: 'shareCluster', summary: 'share with another user by email as viewer, deployer or admin (owner or shared admin)',
+      tags, operationId: 'shareCluster', summary: 'share with another user by email as viewer, deployer or admin (owner or shared admin)',
       params: ClusterParams, body: ShareBody, response: { 200: ClusterRef, ...errorResponses(400, 401, 403, 404, 409) },
     },
   }, async (req) => service.share(req.user.id, req.params.name, req.body.email, req.body.role))

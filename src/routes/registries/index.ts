@@ -9,7 +9,6 @@ import {
 import { pageReply } from '../../repositories/pagination.ts'
 
 const tags = ['registries']
-const security = [{ bearerAuth: [] }]
 const RegistryRef = Type.Ref('Registry')
 
 export default async function registryRoutes(app: App) {
@@ -17,7 +16,7 @@ export default async function registryRoutes(app: App) {
 
   app.get('/v1/api/registries', {
     schema: {
-      tags, security, operationId: 'listRegistries', summary: 'container registries (search matches name and url)',
+      tags, operationId: 'listRegistries', summary: 'container registries (search matches name and url)',
       querystring: RegistryListQuery, response: { 200: RegistryList, ...errorResponses(400, 401) },
     },
   }, async (req) => {
@@ -28,33 +27,33 @@ export default async function registryRoutes(app: App) {
   // A static segment outranks `:id` in the router, so "lookup" is never taken for an id.
   app.get('/v1/api/registries/lookup', {
     schema: {
-      tags, security, operationId: 'lookupRegistry',
+      tags, operationId: 'lookupRegistry',
       summary: 'the registry whose host the image names (`docker.io` when the image names none); the default wins when several serve that host',
       querystring: RegistryLookupQuery, response: { 200: RegistryRef, ...errorResponses(400, 401, 404) },
     },
   }, async (req) => service.lookup(req.query.image))
 
   app.get('/v1/api/registries/:id', {
-    schema: { tags, security, operationId: 'getRegistry', summary: 'one registry', params: RegistryParams, response: { 200: RegistryRef, ...errorResponses(401, 404) } },
+    schema: { tags, operationId: 'getRegistry', summary: 'one registry', params: RegistryParams, response: { 200: RegistryRef, ...errorResponses(401, 404) } },
   }, async (req) => service.get(req.params.id))
 
   app.post('/v1/api/admin/registries', {
     schema: {
-      tags, security, operationId: 'createRegistry', summary: 'add a registry (admin); its password or token is sealed and never returned',
+      tags, operationId: 'createRegistry', summary: 'add a registry (admin); its password or token is sealed and never returned',
       body: CreateRegistryBody, response: { 201: RegistryRef, ...errorResponses(400, 401, 403, 409) },
     },
   }, async (req, reply) => reply.code(201).send(await service.create(req.body)))
 
   app.put('/v1/api/admin/registries/:id', {
     schema: {
-      tags, security, operationId: 'updateRegistry', summary: 'update a registry (admin); credentials are replaced only when given',
+      tags, operationId: 'updateRegistry', summary: 'update a registry (admin); credentials are replaced only when given',
       params: RegistryParams, body: UpdateRegistryBody, response: { 200: RegistryRef, ...errorResponses(400, 401, 403, 404, 409) },
     },
   }, async (req) => service.update(req.params.id, req.body))
 
   app.delete('/v1/api/admin/registries/:id', {
     schema: {
-      tags, security, operationId: 'deleteRegistry', summary: 'remove a registry (admin); when it was the default, the oldest remaining one becomes the default',
+      tags, operationId: 'deleteRegistry', summary: 'remove a registry (admin); when it was the default, the oldest remaining one becomes the default',
       params: RegistryParams, response: { 204: Type.Null({ description: 'removed' }), ...errorResponses(401, 403, 404) },
     },
   }, async (req, reply) => {
@@ -64,7 +63,7 @@ export default async function registryRoutes(app: App) {
 
   app.post('/v1/api/admin/registries/:id/test', {
     schema: {
-      tags, security, operationId: 'testRegistry',
+      tags, operationId: 'testRegistry',
       summary: 'Docker Registry v2 handshake with the stored credentials (admin); the outcome is stored and returned, a failing registry is status "error", not a failed request',
       params: RegistryParams, response: { 200: RegistryTestResult, ...errorResponses(401, 403, 404) },
     },
@@ -72,7 +71,7 @@ export default async function registryRoutes(app: App) {
 
   app.put('/v1/api/admin/registries/:id/default', {
     schema: {
-      tags, security, operationId: 'setDefaultRegistry', summary: 'make it the default registry, and no other (admin)',
+      tags, operationId: 'setDefaultRegistry', summary: 'make it the default registry, and no other (admin)',
       params: RegistryParams, response: { 200: RegistryRef, ...errorResponses(401, 403, 404, 409) },
     },
   }, async (req) => service.setDefault(req.params.id))

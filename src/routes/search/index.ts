@@ -5,7 +5,7 @@ import { SearchQuery, SearchResults } from '../../../schemas/search.ts'
 export default async function searchRoutes(app: App) {
   app.get('/v1/api/search', {
     schema: {
-      tags: ['search'], security: [{ bearerAuth: [] }], operationId: 'search', summary: 'search across the caller\'s workflows, clusters, resources, plugins and templates',
+      tags: ['search'], operationId: 'search', summary: 'search across the caller\'s workflows, clusters, resources, plugins and templates',
       querystring: SearchQuery, response: { 200: SearchResults, ...errorResponses(400, 401) },
     },
   }, async (req) => app.services.search.search(req.user.id, req.query.q, req.query.limit))

@@ -9,21 +9,20 @@ import {
 import { pageReply } from '../../repositories/pagination.ts'
 
 const tags = ['workflows']
-const security = [{ bearerAuth: [] }]
 
 export default async function workflowRoutes(app: App) {
   const service = app.services.workflows
 
   app.post('/v1/api/workflows', {
     schema: {
-      tags, security, operationId: 'createWorkflow', summary: 'create a workflow (status draft, empty graph)',
+      tags, operationId: 'createWorkflow', summary: 'create a workflow (status draft, empty graph)',
       body: CreateWorkflowBody, response: { 201: Type.Ref('Workflow'), ...errorResponses(400, 401) },
     },
   }, async (req, reply) => reply.code(201).send(await service.create(req.user.id, req.body)))
 
   app.get('/v1/api/workflows', {
     schema: {
-      tags, security, operationId: 'listWorkflows', summary: 'the caller\'s workflows, paginated; `search` matches name and description',
+      tags, operationId: 'listWorkflows', summary: 'the caller\'s workflows, paginated; `search` matches name and description',
       querystring: WorkflowListQuery, response: { 200: WorkflowList, ...errorResponses(400, 401) },
     },
   }, async (req) => {
@@ -32,19 +31,19 @@ export default async function workflowRoutes(app: App) {
   })
 
   app.get('/v1/api/workflows/:id', {
-    schema: { tags, security, operationId: 'getWorkflow', summary: 'one workflow', params: WorkflowParams, response: { 200: Type.Ref('Workflow'), ...errorResponses(401, 404) } },
+    schema: { tags, operationId: 'getWorkflow', summary: 'one workflow', params: WorkflowParams, response: { 200: Type.Ref('Workflow'), ...errorResponses(401, 404) } },
   }, async (req) => service.get(req.user.id, req.params.id))
 
   app.put('/v1/api/workflows/:id', {
     schema: {
-      tags, security, operationId: 'updateWorkflow', summary: 'update name, description, cluster_id or metadata',
+      tags, operationId: 'updateWorkflow', summary: 'update name, description, cluster_id or metadata',
       params: WorkflowParams, body: UpdateWorkflowBody, response: { 200: Type.Ref('Workflow'), ...errorResponses(400, 401, 404) },
     },
   }, async (req) => service.update(req.user.id, req.params.id, req.body))
 
   app.delete('/v1/api/workflows/:id', {
     schema: {
-      tags, security, operationId: 'deleteWorkflow',
+      tags, operationId: 'deleteWorkflow',
       summary: 'delete the workflow, its versions and run history; stops its watchers; resources already deployed stay in the cluster',
       params: WorkflowParams, response: { 204: Type.Null({ description: 'deleted' }), ...errorResponses(401, 404) },
     },
@@ -55,21 +54,21 @@ export default async function workflowRoutes(app: App) {
 
   app.post('/v1/api/workflows/:id/clone', {
     schema: {
-      tags, security, operationId: 'cloneWorkflow', summary: 'copy into a new draft owned by the caller (default name "<name> (copy)")',
+      tags, operationId: 'cloneWorkflow', summary: 'copy into a new draft owned by the caller (default name "<name> (copy)")',
       params: WorkflowParams, body: Type.Optional(CloneWorkflowBody), response: { 201: Type.Ref('Workflow'), ...errorResponses(400, 401, 404) },
     },
   }, async (req, reply) => reply.code(201).send(await service.clone(req.user.id, req.params.id, req.body?.name)))
 
   app.put('/v1/api/workflows/:id/status', {
     schema: {
-      tags, security, operationId: 'setWorkflowStatus', summary: 'set draft, published or archived; archiving stops the watchers of its resources',
+      tags, operationId: 'setWorkflowStatus', summary: 'set draft, published or archived; archiving stops the watchers of its resources',
       params: WorkflowParams, body: SetStatusBody, response: { 200: Type.Ref('Workflow'), ...errorResponses(400, 401, 404) },
     },
   }, async (req) => service.setStatus(req.user.id, req.params.id, req.body.status))
 
   app.post('/v1/api/workflows/:id/save', {
     schema: {
-      tags, security, operationId: 'saveWorkflow',
+      tags, operationId: 'saveWorkflow',
       summary: 'save nodes and edges (and metadata) without creating a version',
       description: 'Nodes and edges are stored exactly as sent. Refused (400, naming the node or edge) when node ids repeat, an edge names a missing node, or a node type is unknown. Deeper checks are diagnostics and never block a save.',
       params: WorkflowParams, body: SaveWorkflowBody, response: { 200: Type.Ref('Workflow'), ...errorResponses(400, 401, 404, 413) },
@@ -78,7 +77,7 @@ export default async function workflowRoutes(app: App) {
 
   app.get('/v1/api/workflows/:id/runs', {
     schema: {
-      tags, security, operationId: 'listWorkflowRuns', summary: 'execution history, newest first',
+      tags, operationId: 'listWorkflowRuns', summary: 'execution history, newest first',
       params: WorkflowParams, querystring: RunListQuery, response: { 200: RunList, ...errorResponses(400, 401, 404) },
     },
   }, async (req) => {
