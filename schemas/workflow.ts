@@ -99,7 +99,7 @@ export const CompareQuery = Type.Object({
 }, { additionalProperties: false })
 
 const FieldChange = Type.Object({
-  path: Type.String({ description: 'JSON pointer into the node' }),
+  path: Type.String({ description: 'JSON pointer into the node or edge' }),
   old: Type.Optional(Type.Unknown({ description: 'absent when the field was added' })),
   new: Type.Optional(Type.Unknown({ description: 'absent when the field was removed' })),
 }, { additionalProperties: false })
@@ -110,8 +110,11 @@ export const VersionComparison = Type.Object({
   added_nodes: Type.Array(SavedNode),
   removed_nodes: Type.Array(SavedNode),
   modified_nodes: Type.Array(Type.Object({ node_id: Type.String(), type: Type.String(), changes: Type.Array(FieldChange) }, { additionalProperties: false })),
-  added_edges: Type.Array(SavedEdge),
-  removed_edges: Type.Array(SavedEdge),
+  added_edges: Type.Array(SavedEdge, { description: 'edges whose id is only in v2' }),
+  removed_edges: Type.Array(SavedEdge, { description: 'edges whose id is only in v1' }),
+  modified_edges: Type.Array(Type.Object({ edge_id: Type.String(), changes: Type.Array(FieldChange) }, { additionalProperties: false }), {
+    description: 'edges in both versions (same id) whose fields differ, e.g. a new target or handle',
+  }),
 }, { additionalProperties: false })
 
 export const RestoreResult = Type.Object({ version: Type.Ref('Version'), workflow: Type.Ref('Workflow') }, { additionalProperties: false })
@@ -138,5 +141,7 @@ export const Run = Type.Object({
   logs: Type.Array(Type.String()),
   error: Type.Union([Type.String(), Type.Null()]),
 }, { $id: 'Run', additionalProperties: false })
-export const RunListQuery = PaginationQuery(['started_at', 'finished_at', 'status', 'duration_ms'], { status: Type.Optional(RunStatus) })
+// A run is recorded the moment it starts, so its creation time is its `started_at`: `created_at` (the list
+// convention's default sort) sorts by it.
+export const RunListQuery = PaginationQuery(['created_at', 'started_at', 'finished_at', 'status', 'duration_ms'], { status: Type.Optional(RunStatus) })
 export const RunList = PageOf('runs', Type.Ref('Run'))

@@ -55,7 +55,8 @@ export class RunRepository {
   async list(ownerId: string, workflowId: string, req: PageRequest, filter: { status?: RunStatus } = {}): Promise<Page<Run>> {
     return paginate(this.c, req, {
       filter: { owner_id: ownerId, workflow_id: workflowId, ...(filter.status && { status: filter.status }) },
-      sortFields: { started_at: 'started_at', finished_at: 'finished_at', status: 'status', duration_ms: 'duration_ms' },
+      // created_at is started_at: a run is recorded as it starts (API.md §1's default sort field).
+      sortFields: { created_at: 'started_at', started_at: 'started_at', finished_at: 'finished_at', status: 'status', duration_ms: 'duration_ms' },
     }, toRun)
   }
 

@@ -90,9 +90,11 @@ export class WorkflowRepository {
   /** Sets the status and returns the previous one, in one atomic step. */
   async setStatus(ownerId: string, id: string, status: WorkflowStatus): Promise<{ before: WorkflowStatus; workflow: Workflow } | null> {
     if (!isId(id)) return null
-    const before = await this.c.findOneAndUpdate({ _id: id, owner_id: ownerId }, { $set: { status, updated_at: this.now() } }, { returnDocument: 'before' })
+    // One timestamp for the write and the reply, so the reply is what is stored.
+    const at = this.now()
+    const before = await this.c.findOneAndUpdate({ _id: id, owner_id: ownerId }, { $set: { status, updated_at: at } }, { returnDocument: 'before' })
     if (!before) return null
-    return { before: before.status, workflow: toWorkflow({ ...before, status, updated_at: this.now() }) }
+    return { before: before.status, workflow: toWorkflow({ ...before, status, updated_at: at }) }
   }
 
   /**
@@ -102,6 +104,20 @@ export class WorkflowRepository {
   async allocateVersion(ownerId: string, id: string): Promise<{ version: number; workflow: Workflow } | null> {
     if (!isId(id)) return null
     const doc = await this.c.findOneAndUpdate({ _id: id, owner_id: ownerId }, { $inc: { current_version: 1 } }, { returnDocument: 'after' })
+    return doc && { version: doc.current_version, workflow: toWorkflow(doc) }
+  }
+
+  /**
+   * Replaces the graph and allocates the next version number in one atomic update, so the version recorded
+   * for it holds exactly this graph even while saves land around it. Null when not the owner's.
+   */
+  async replaceGraphAsNewVersion(ownerId: string, id: string, graph: Pick<WorkflowDoc, 'nodes' | 'edges' | 'metadata'>): Promise<{ version: number; workflow: Workflow } | null> {
+    if (!isId(id)) return null
+    const doc = await this.c.findOneAndUpdate(
+      { _id: id, owner_id: ownerId },
+      { $set: { nodes: graph.nodes, edges: graph.edges, metadata: graph.metadata, updated_at: this.now() }, $inc: { current_version: 1 } },
+      { returnDocument: 'after' },
+    )
     return doc && { version: doc.current_version, workflow: toWorkflow(doc) }
   }
 

@@ -1,17 +1,19 @@
 // Field-level comparison of two workflow graphs, for GET /workflows/:id/versions/compare. Nodes and edges
-// are matched by id; a node present in both is "modified" when any field differs, and each difference is
-// reported with its JSON-pointer path.
+// are matched by id; a node or edge present in both is "modified" when any field differs, and each
+// difference is reported with its JSON-pointer path.
 import { isDeepStrictEqual } from 'node:util'
 import type { GraphEdge, GraphNode } from './workflow-graph.ts'
 
 export interface FieldChange { path: string; old?: unknown; new?: unknown }
 export interface NodeChange { node_id: string; type: string; changes: FieldChange[] }
+export interface EdgeChange { edge_id: string; changes: FieldChange[] }
 export interface GraphDiff {
   added_nodes: GraphNode[]
   removed_nodes: GraphNode[]
   modified_nodes: NodeChange[]
   added_edges: GraphEdge[]
   removed_edges: GraphEdge[]
+  modified_edges: EdgeChange[]
 }
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
@@ -37,26 +39,30 @@ function fieldChanges(before: unknown, after: unknown, path: string, out: FieldC
   out.push({ path: path || '/', old: before, new: after })
 }
 
-export function diffGraphs(from: { nodes: GraphNode[]; edges: GraphEdge[] }, to: { nodes: GraphNode[]; edges: GraphEdge[] }): GraphDiff {
-  const fromNodes = new Map(from.nodes.map((n) => [n.id, n]))
-  const toNodes = new Map(to.nodes.map((n) => [n.id, n]))
-  const modified: NodeChange[] = []
-  for (const [id, after] of toNodes) {
-    const before = fromNodes.get(id)
-    if (!before) continue
+/** Items matched by id: those only in `to`, those only in `from`, and the changes of those in both. */
+function matchById<T extends { id: string }>(from: T[], to: T[]): { added: T[]; removed: T[]; modified: Array<{ id: string; after: T; changes: FieldChange[] }> } {
+  const before = new Map(from.map((x) => [x.id, x]))
+  const after = new Map(to.map((x) => [x.id, x]))
+  const modified: Array<{ id: string; after: T; changes: FieldChange[] }> = []
+  for (const [id, item] of after) {
+    const old = before.get(id)
+    if (!old) continue
     const changes: FieldChange[] = []
-    fieldChanges(before, after, '', changes)
-    if (changes.length) modified.push({ node_id: id, type: after.type, changes })
+    fieldChanges(old, item, '', changes)
+    if (changes.length) modified.push({ id, after: item, changes })
   }
-  const fromEdges = new Map(from.edges.map((e) => [e.id, e]))
-  const toEdges = new Map(to.edges.map((e) => [e.id, e]))
-  // An edge is its endpoints: one whose id stayed but whose content changed is a removal plus an addition.
-  const sameEdge = (e: GraphEdge, other: Map<string, GraphEdge>) => other.has(e.id) && isDeepStrictEqual(other.get(e.id), e)
+  return { added: to.filter((x) => !before.has(x.id)), removed: from.filter((x) => !after.has(x.id)), modified }
+}
+
+export function diffGraphs(from: { nodes: GraphNode[]; edges: GraphEdge[] }, to: { nodes: GraphNode[]; edges: GraphEdge[] }): GraphDiff {
+  const nodes = matchById(from.nodes, to.nodes)
+  const edges = matchById(from.edges, to.edges)
   return {
-    added_nodes: to.nodes.filter((n) => !fromNodes.has(n.id)),
-    removed_nodes: from.nodes.filter((n) => !toNodes.has(n.id)),
-    modified_nodes: modified,
-    added_edges: to.edges.filter((e) => !sameEdge(e, fromEdges)),
-    removed_edges: from.edges.filter((e) => !sameEdge(e, toEdges)),
+    added_nodes: nodes.added,
+    removed_nodes: nodes.removed,
+    modified_nodes: nodes.modified.map((m) => ({ node_id: m.id, type: m.after.type, changes: m.changes })),
+    added_edges: edges.added,
+    removed_edges: edges.removed,
+    modified_edges: edges.modified.map((m) => ({ edge_id: m.id, changes: m.changes })),
   }
 }

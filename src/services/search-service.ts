@@ -1,6 +1,7 @@
 // Global search: the caller's workflows, the clusters they reach, the (global) registries and the palette's
-// templates; resources and plugins join as those features land. The term is matched literally, case-insensitively, and each group is capped.
+// templates and the (global) plugins; resources join when that feature lands. The term is matched literally, case-insensitively, and each group is capped.
 import type { Collection, Db } from 'mongodb'
+import { BadRequest } from '../errors.ts'
 import { searchFilter } from '../repositories/pagination.ts'
 import { toWorkflow, type WorkflowDoc } from '../repositories/workflows.ts'
 import type { NodeTemplate } from './node-catalogue.ts'
@@ -21,16 +22,23 @@ export interface SearchResults {
 
 export class SearchService {
   private readonly workflows: Collection<WorkflowDoc>
-  constructor(db: Db, private readonly templates: () => NodeTemplate[], private readonly clusters: ClusterRepository, private readonly registries?: RegistryService) {
+  constructor(
+    db: Db, private readonly templates: () => NodeTemplate[], private readonly clusters: ClusterRepository, private readonly registries?: RegistryService,
+    private readonly plugins?: { search(q: string, limit: number): Promise<NamedHit[]> },
+  ) {
     this.workflows = db.collection<WorkflowDoc>('workflows')
   }
 
   async search(ownerId: string, q: string, limit: number): Promise<SearchResults> {
-    const [docs, clusters, registries] = await Promise.all([
+    // An empty term matches every document: refused, not answered with everything.
+    if (!q.trim()) throw new BadRequest('q must contain a non-space character')
+    const [docs, clusters, registries, plugins] = await Promise.all([
       this.workflows.find({ owner_id: ownerId, ...searchFilter<WorkflowDoc>(q, ['name', 'description']) }).sort({ updated_at: -1, _id: -1 }).limit(limit).toArray(),
       this.clusters.search(ownerId, searchFilter(q, ['name', 'display_name', 'description']), limit),
       // Registries are global: every signed-in user may see them.
       this.registries?.search(q, limit) ?? [],
+      // Plugins are global too.
+      this.plugins?.search(q, limit) ?? [],
     ])
     const needle = q.trim().toLowerCase()
     const templates = this.templates()
@@ -41,7 +49,7 @@ export class SearchService {
       workflows: docs.map(toWorkflow).map(({ id, name, description, status, updated_at }) => ({ id, name, description, status, updated_at })),
       clusters: clusters.map((c) => ({ id: c._id, name: c.name })),
       resources: [],
-      plugins: [],
+      plugins,
       templates,
       registries,
     }

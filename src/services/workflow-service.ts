@@ -110,7 +110,11 @@ export class WorkflowService {
   async createVersion(ownerId: string, id: string, meta: VersionMeta & { is_automatic?: boolean; restored_from?: number | null; run_id?: string | null }): Promise<Version> {
     const allocated = await this.deps.workflows.allocateVersion(ownerId, id)
     if (!allocated) throw new NotFound('workflow')
-    const { version, workflow } = allocated
+    return this.recordVersion(ownerId, id, allocated, meta)
+  }
+
+  /** Stores the snapshot for a version number already allocated together with `workflow`'s graph. */
+  private async recordVersion(ownerId: string, id: string, { version, workflow }: { version: number; workflow: Workflow }, meta: VersionMeta & { is_automatic?: boolean; restored_from?: number | null; run_id?: string | null }): Promise<Version> {
     const created = await this.deps.versions.create({
       workflow_id: id, owner_id: ownerId, version, name: meta.name ?? `Version ${version}`, tag: meta.tag ?? '', description: meta.description ?? '',
       nodes: workflow.nodes, edges: workflow.edges, metadata: workflow.metadata, is_automatic: meta.is_automatic ?? false,
@@ -140,9 +144,13 @@ export class WorkflowService {
   /** Copies a version's graph back into the workflow and records that as a new version. */
   async restoreVersion(ownerId: string, id: string, version: number): Promise<{ version: Version; workflow: Workflow }> {
     const source = await this.getVersion(ownerId, id, version)
-    await this.write(ownerId, id, { nodes: source.nodes, edges: source.edges, metadata: source.metadata })
-    const restored = await this.createVersion(ownerId, id, { name: `Restored from version ${version}`, restored_from: version, is_automatic: true })
-    return { version: restored, workflow: await this.get(ownerId, id) }
+    // One update writes the graph and takes the version number: a save cannot land between the two and
+    // end up in the version recorded for the restore.
+    const applied = await this.deps.workflows.replaceGraphAsNewVersion(ownerId, id, { nodes: source.nodes, edges: source.edges, metadata: source.metadata })
+    if (!applied) throw new NotFound('workflow')
+    this.deps.bus.emit('workflow.updated', { owner_id: ownerId, workflow_id: id })
+    const restored = await this.recordVersion(ownerId, id, applied, { name: `Restored from version ${version}`, restored_from: version, is_automatic: true })
+    return { version: restored, workflow: applied.workflow }
   }
 
   async compareVersions(ownerId: string, id: string, v1: number, v2: number): Promise<GraphDiff & { from_version: number; to_version: number }> {

@@ -73,3 +73,13 @@ t.test('templates list the built-in palette', async (t) => {
   t.equal(res.json().templates.length, 16)
   t.match(res.json().templates.find((x: { name: string }) => x.name === 'hpa'), { category: 'scaling', is_plugin: false })
 })
+
+t.test('search: a blank query is 400, not everything', async (t) => {
+  for (const q of ['%20', '%20%20%09', '%0A']) {
+    const res = await app.inject({ url: `/v1/api/search?q=${q}`, headers: as(bob) })
+    t.equal(res.statusCode, 400, `q=${q}`)
+    t.match(res.json().error, /q/, 'the message names the parameter')
+  }
+  await t.rejects(app.services.search.search(bob.user.id, '  ', 5), /non-space/, 'the service refuses it too')
+  t.equal((await app.inject({ url: '/v1/api/search?q=%20alpha%20', headers: as(bob) })).statusCode, 200, 'surrounding spaces are fine')
+})

@@ -59,6 +59,7 @@ t.test('compare reports exactly the changed fields', async (t) => {
     modified_nodes: [{ node_id: 'web', type: 'deployment', changes: [{ path: '/data/image', old: 'nginx:1.0', new: 'nginx:2.0' }, { path: '/data/replicas', old: 1, new: 3 }] }],
     added_edges: [{ id: 'e1', source: 'web', target: 'svc' }],
     removed_edges: [],
+    modified_edges: [],
   })
   t.equal((await call('GET', `${base}/versions/compare?v1=21`)).status, 400)
   t.equal((await call('GET', `${base}/versions/compare?v1=21&v2=500`)).status, 404)
@@ -71,5 +72,50 @@ t.test('restore copies the graph back and records a new version; then compare sh
   t.equal(res.body.workflow.nodes[0].data.image, 'nginx:1.0')
   t.equal(res.body.workflow.current_version, 23)
   const diff = (await call('GET', `${base}/versions/compare?v1=21&v2=23`)).body
-  t.same(diff, { from_version: 21, to_version: 23, added_nodes: [], removed_nodes: [], modified_nodes: [], added_edges: [], removed_edges: [] })
+  t.same(diff, { from_version: 21, to_version: 23, added_nodes: [], removed_nodes: [], modified_nodes: [], added_edges: [], removed_edges: [], modified_edges: [] })
+})
+
+t.test('compare: an edge that kept its id but changed is modified, not removed and added', async (t) => {
+  const nodes = [node('web', { name: 'web' }), node('api', { name: 'api' }), { id: 'svc', type: 'service', data: { name: 'svc' } }]
+  await call('POST', `${base}/save`, { nodes, edges: [{ id: 'e1', source: 'web', target: 'svc' }, { id: 'e2', source: 'api', target: 'svc' }] })
+  const before = (await call('POST', `${base}/versions`)).body.version
+  await call('POST', `${base}/save`, { nodes, edges: [{ id: 'e1', source: 'api', target: 'svc', sourceHandle: 'out' }, { id: 'e2', source: 'api', target: 'svc' }] })
+  const after = (await call('POST', `${base}/versions`)).body.version
+  const diff = (await call('GET', `${base}/versions/compare?v1=${before}&v2=${after}`)).body
+  t.same(diff.added_edges, [])
+  t.same(diff.removed_edges, [])
+  t.same(diff.modified_edges, [{ edge_id: 'e1', changes: [{ path: '/source', old: 'web', new: 'api' }, { path: '/sourceHandle', new: 'out' }] }])
+})
+
+t.test('restore and save never interleave: the restored version holds the restored graph, the workflow one whole graph', async (t) => {
+  const graphA = { nodes: [node('a', { name: 'a', image: 'nginx:a' })], edges: [], metadata: { from: 'a' } }
+  const graphB = { nodes: [node('b', { name: 'b', image: 'nginx:b' }), node('b2', { name: 'b2' })], edges: [{ id: 'eb', source: 'b', target: 'b2' }], metadata: { from: 'b' } }
+  await call('POST', `${base}/save`, graphA)
+  const source = (await call('POST', `${base}/versions`, { name: 'graph A' })).body.version
+  const pick = (g: { nodes: unknown; edges: unknown; metadata: unknown }) => JSON.stringify({ nodes: g.nodes, edges: g.edges, metadata: g.metadata })
+  const whole = [pick(graphA), pick(graphB)]
+
+  // A save started the moment the restore has written (its update announcement) is the tightest race.
+  const saved: Array<Promise<unknown>> = []
+  const off = app.bus.on('workflow.updated', (e) => {
+    if (e.workflow_id === wf.id && saved.length === 0) saved.push(app.services.workflows.save(wf.owner_id, wf.id, graphB))
+  })
+  const raced = await call('POST', `${base}/versions/${source}/restore`)
+  off()
+  await Promise.all(saved)
+  t.equal(raced.status, 200)
+  t.equal(pick(raced.body.version), pick(graphA), 'the version recorded for the restore is graph A')
+  t.ok(whole.includes(pick((await call('GET', base)).body)), 'the workflow holds one whole graph')
+
+  for (let round = 0; round < 10; round++) {
+    await call('POST', `${base}/save`, graphB)
+    const [restored, save] = await Promise.all([call('POST', `${base}/versions/${source}/restore`), call('POST', `${base}/save`, graphB)])
+    t.equal(restored.status, 200)
+    t.equal(save.status, 200)
+    t.equal(pick(restored.body.version), pick(graphA), `round ${round}: the restored version is graph A`)
+    t.equal(pick(restored.body.workflow), pick(graphA), `round ${round}: the restore's reply shows what it wrote`)
+    const stored = (await call('GET', `${base}/versions/${restored.body.version.version}`)).body
+    t.equal(pick(stored), pick(graphA), `round ${round}: as stored`)
+    t.ok(whole.includes(pick((await call('GET', base)).body)), `round ${round}: the workflow holds one whole graph`)
+  }
 })

@@ -1,6 +1,7 @@
 import t from 'tap'
 import { startTestApp } from '../helpers/app.ts'
 import { registerUser } from '../helpers/auth.ts'
+import { WorkflowRepository } from '../../src/repositories/workflows.ts'
 
 const { app } = await startTestApp(t)
 const alice = await registerUser(app)
@@ -162,4 +163,37 @@ t.test('every workflow route needs a token', async (t) => {
   const res = await app.inject({ url: '/v1/api/workflows' })
   t.equal(res.statusCode, 401)
   t.same(Object.keys(res.json()), ['error'])
+})
+
+t.test('runs: sort=created_at is accepted and is the default (a run is created as it starts)', async (t) => {
+  const wf = await create({ name: 'with runs' })
+  const run = (n: number) => ({
+    _id: `aaaaaaaaaaaaaaaaaaaaaa${String(n).padStart(2, '0')}` as never, owner_id: alice.user.id, workflow_id: wf.id, version: n, cluster: 'prod', namespace: null,
+    status: 'completed', dry_run: false, started_at: new Date(Date.UTC(2026, 0, n)), finished_at: null, duration_ms: null, triggered_by: alice.user.id,
+    nodes: [], logs: [], error: null,
+  })
+  // Inserted out of order, so neither insertion order nor id order can pass for time order.
+  await app.db.collection('workflow_runs').insertMany([run(2), run(3), run(1)])
+  const versions = async (query: string) => {
+    const res = await app.inject({ url: `/v1/api/workflows/${wf.id}/runs${query}`, headers: auth(as) })
+    t.equal(res.statusCode, 200, `${query}: ${res.body}`)
+    return res.json().runs.map((r: { version: number }) => r.version)
+  }
+  t.same(await versions('?sort=created_at&order=asc'), [1, 2, 3])
+  t.same(await versions('?sort=created_at'), [3, 2, 1])
+  t.same(await versions(''), [3, 2, 1], 'newest first by default')
+  t.same(await versions('?sort=started_at&order=asc'), [1, 2, 3])
+})
+
+t.test('status: the reply carries exactly the stored updated_at', async (t) => {
+  const wf = await create({ name: 'timed' })
+  const res = await app.inject({ method: 'PUT', url: `/v1/api/workflows/${wf.id}/status`, headers: auth(as), payload: { status: 'published' } })
+  const stored = (await app.inject({ url: `/v1/api/workflows/${wf.id}`, headers: auth(as) })).json()
+  t.equal(res.json().updated_at, stored.updated_at)
+  // A clock that moves on every reading shows any second reading of it.
+  let tick = 0
+  const repo = new WorkflowRepository(app.db, () => new Date(Date.UTC(2030, 0, 1) + tick++))
+  const changed = await repo.setStatus(alice.user.id, wf.id, 'archived')
+  const doc = await app.db.collection('workflows').findOne({ _id: wf.id as never })
+  t.equal(changed!.workflow.updated_at, doc!.updated_at.toISOString())
 })
