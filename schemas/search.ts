@@ -2,7 +2,7 @@ import { Type } from 'typebox'
 import { Timestamp } from './common.ts'
 
 export const SearchQuery = Type.Object({
-  q: Type.String({ minLength: 1, maxLength: 200, description: 'matched literally, case-insensitive' }),
+  q: Type.String({ minLength: 1, maxLength: 200, pattern: '\\S', description: 'matched literally, case-insensitive; must contain a non-space character (a blank query would match everything)' }),
   limit: Type.Integer({ minimum: 1, maximum: 20, default: 5, description: 'results per group' }),
 }, { additionalProperties: false })
 
