@@ -1,0 +1,127 @@
+// YAML-safe rendering: every printed action is replaced by an unguessable placeholder token, the output
+// is parsed as YAML, and only then are the values put into the parsed scalars. A value can therefore
+// never add keys, items or documents: whatever it contains, it lands inside one scalar.
+import { randomBytes } from 'node:crypto'
+import YAML, { isMap, isScalar, type Document, type Node as YamlNode } from 'yaml'
+import { ManifestTemplateError } from './errors.ts'
+import type { RenderLimits } from './exec.ts'
+import { NO_SYNTAX } from './functions.ts'
+import type { ParsedTemplate } from './index.ts'
+import { toPlain, type GoValue } from './values.ts'
+
+interface Inserted {
+  value: GoValue
+  text: string
+  /** The value behind toYaml/toJson/quote output (kept through indent/nindent): it replaces a whole node. */
+  syntax: GoValue | typeof NO_SYNTAX
+}
+
+const MAX_ALIASES = 100
+
+// YAML 1.2 core schema, as the yaml package resolves plain scalars.
+const CORE_NULL = /^(?:~|null|Null|NULL)?$/
+const CORE_BOOL = /^(?:true|True|TRUE|false|False|FALSE)$/
+const CORE_INT = /^[-+]?[0-9]+$/
+const CORE_OCT = /^0o[0-7]+$/
+const CORE_HEX = /^0x[0-9a-fA-F]+$/
+const CORE_FLOAT = /^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$/
+
+/** What a plain scalar with this text would mean if the value had been pasted into the YAML. */
+function resolvePlain(text: string): unknown {
+  if (CORE_NULL.test(text)) return null
+  if (CORE_BOOL.test(text)) return text[0] === 't' || text[0] === 'T'
+  if (CORE_INT.test(text)) {
+    const n = Number(text)
+    return Number.isSafeInteger(n) ? n : text
+  }
+  if (CORE_OCT.test(text)) return parseInt(text.slice(2), 8)
+  if (CORE_HEX.test(text)) return parseInt(text.slice(2), 16)
+  if (CORE_FLOAT.test(text)) return Number(text)
+  return text
+}
+
+function nonEmptyString(v: unknown): v is string {
+  return typeof v === 'string' && v.trim().length > 0
+}
+
+export function renderManifest(template: ParsedTemplate, data: Record<string, unknown>, limits: RenderLimits): Record<string, unknown>[] {
+  const nonce = randomBytes(9).toString('hex')
+  const prefix = `tplv${nonce}n`
+  const tokenRe = new RegExp(`${prefix}(\\d+)z`, 'g')
+  const exactRe = new RegExp(`^${prefix}(\\d+)z$`)
+  const inserted: Inserted[] = []
+
+  const output = template.run(data, limits, (value, text, syntax) => {
+    const token = `${prefix}${inserted.length}z`
+    inserted.push({ value, text, syntax })
+    // toYaml … | nindent N keeps its leading line break and indentation, so the node lands where Helm's would.
+    const lead = syntax !== NO_SYNTAX ? /^[\n ]*/.exec(text)![0] : ''
+    return lead + token
+  })
+
+  const docs = YAML.parseAllDocuments(output, { uniqueKeys: true, strict: true })
+  if (!Array.isArray(docs)) throw new ManifestTemplateError('the rendered manifest is not YAML')
+  const objects: Record<string, unknown>[] = []
+  docs.forEach((doc, index) => {
+    if (doc.errors.length > 0) throw new ManifestTemplateError(`the rendered manifest is not valid YAML: ${doc.errors[0].message}`, index)
+    substitute(doc, inserted, tokenRe, exactRe)
+    if (doc.contents === null) return
+    let js: unknown
+    try {
+      js = doc.toJS({ maxAliasCount: MAX_ALIASES })
+    } catch (e) {
+      throw new ManifestTemplateError(`the rendered manifest is not usable YAML: ${(e as Error).message}`, index)
+    }
+    if (js === null || js === undefined) return
+    if (typeof js !== 'object' || Array.isArray(js)) throw new ManifestTemplateError(`document ${index + 1} is not a mapping`, index)
+    const obj = js as Record<string, unknown>
+    if (!nonEmptyString(obj.apiVersion)) throw new ManifestTemplateError(`document ${index + 1} has no apiVersion`, index)
+    if (!nonEmptyString(obj.kind)) throw new ManifestTemplateError(`document ${index + 1} has no kind`, index)
+    const metadata = obj.metadata
+    if (metadata === null || typeof metadata !== 'object' || Array.isArray(metadata) || !nonEmptyString((metadata as Record<string, unknown>).name)) {
+      throw new ManifestTemplateError(`document ${index + 1} (${obj.kind}) has no metadata.name`, index)
+    }
+    objects.push(obj)
+  })
+  return objects
+}
+
+function substitute(doc: Document.Parsed, inserted: Inserted[], tokenRe: RegExp, exactRe: RegExp): void {
+  const entry = (i: string): Inserted => inserted[Number(i)]
+  YAML.visit(doc, {
+    Scalar(key, node) {
+      if (typeof node.value !== 'string') return
+      const src = node.value
+      tokenRe.lastIndex = 0
+      if (!tokenRe.test(src)) return
+      const isKey = key === 'key'
+      const plain = node.type === 'PLAIN' || node.type === undefined
+      const exact = exactRe.exec(src)
+      if (exact !== null && !isKey && plain) {
+        const e = entry(exact[1])
+        let replacement: unknown
+        if (e.syntax !== NO_SYNTAX) replacement = toPlain(e.syntax)
+        else if (typeof e.value === 'bigint' || typeof e.value === 'number' || typeof e.value === 'boolean') replacement = toPlain(e.value)
+        else replacement = resolvePlain(e.text)
+        const created = doc.createNode(replacement) as YamlNode
+        if (node.anchor) created.anchor = node.anchor
+        return created
+      }
+      const text = src.replace(tokenRe, (_, i: string) => entry(i).text)
+      node.value = plain && !isKey ? resolvePlain(text) : text
+      return undefined
+    },
+  })
+  // Two placeholders can turn into the same key only after substitution: refuse, as a parser would.
+  YAML.visit(doc, {
+    Map(_, map) {
+      if (!isMap(map)) return
+      const seen = new Set<unknown>()
+      for (const pair of map.items) {
+        const k = isScalar(pair.key) ? pair.key.value : pair.key
+        if (seen.has(k)) throw new ManifestTemplateError(`duplicate key ${JSON.stringify(String(k))} in the rendered manifest`)
+        seen.add(k)
+      }
+    },
+  })
+}
