@@ -91,11 +91,15 @@ export const NodeDataSchemas = {
     tlsEnabled: Type.Optional(Type.Boolean({ title: 'TLS', default: false })),
     tlsSecretName: Type.Optional(Type.String({ title: 'TLS secret', description: 'secret holding the certificate' })),
   }),
-  configmap: node({ ...common, data: Type.Optional(StringMap('Data', 'keys and values')) }),
+  configmap: node({
+    ...common, data: Type.Optional(StringMap('Data', 'keys and values')),
+    mountPath: Type.Optional(Type.String({ title: 'Mount path', description: 'mount as files here in connected workloads (instead of environment)', minLength: 1 })),
+  }),
   secret: node({
     ...common,
     secretType: Type.Optional(Type.String({ title: 'Secret type', default: 'Opaque' })),
     keys: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { title: 'Keys', description: 'key names; values are supplied at run time and never stored' })),
+    mountPath: Type.Optional(Type.String({ title: 'Mount path', description: 'mount as files here in connected workloads (instead of environment)', minLength: 1 })),
   }),
   persistentvolumeclaim: node({
     ...common,
