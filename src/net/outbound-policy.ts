@@ -52,8 +52,12 @@ export class OutboundPolicy {
     }
   }
 
-  /** Throws BadRequest when the URL's address is not one the server may connect to. */
-  async check(rawUrl: string, what = 'server'): Promise<URL> {
+  /**
+   * What can be judged from the URL alone, without the network: scheme, no credentials, and a literal
+   * address outside the refused ranges. For saving an address (a registry, an OIDC issuer): a name need not
+   * resolve from here at that moment, and where it points is checked by `check` on every connection.
+   */
+  checkFormat(rawUrl: string, what = 'server'): URL {
     let url: URL
     try { url = new URL(rawUrl) } catch { throw new BadRequest(`${what} must be an absolute URL`) }
     if (url.protocol !== 'https:' && !(url.protocol === 'http:' && this.options.allowInsecure)) {
@@ -61,17 +65,27 @@ export class OutboundPolicy {
     }
     if (url.username || url.password) throw new BadRequest(`${what} must not carry credentials in the URL`)
     const host = url.hostname.replace(/^\[|\]$/g, '')
+    if (isIP(host)) this.checkAddresses([host], what)
+    return url
+  }
+
+  /** Throws BadRequest when the URL's address is not one the server may connect to (resolving names). */
+  async check(rawUrl: string, what = 'server'): Promise<URL> {
+    const url = this.checkFormat(rawUrl, what)
+    const host = url.hostname.replace(/^\[|\]$/g, '')
+    if (isIP(host)) return url
     let addresses: string[]
-    if (isIP(host)) addresses = [host]
-    else {
-      try { addresses = await this.resolve(host) } catch { throw new BadRequest(`${what} host "${host}" does not resolve`) }
-      if (!addresses.length) throw new BadRequest(`${what} host "${host}" does not resolve`)
-    }
+    try { addresses = await this.resolve(host) } catch { throw new BadRequest(`${what} host "${host}" does not resolve`) }
+    if (!addresses.length) throw new BadRequest(`${what} host "${host}" does not resolve`)
+    this.checkAddresses(addresses, what)
+    return url
+  }
+
+  private checkAddresses(addresses: string[], what: string): void {
     for (const raw of addresses) {
       const address = unmap(raw)
       if (ALWAYS_REFUSED.check(address, family(address))) throw new BadRequest(`${what} address ${address} is not allowed (link-local or cloud metadata)`)
       if (this.allowed && !this.allowed.check(address, family(address))) throw new BadRequest(`${what} address ${address} is outside OUTBOUND_ALLOW_CIDRS`)
     }
-    return url
   }
 }

@@ -55,11 +55,15 @@ export class RegistryService {
     return doc.credentials_sealed === null ? null : this.deps.sealer.open<RegistryCredentials>(doc.credentials_sealed, this.context(doc._id))
   }
 
-  /** The url to store (checked against the outbound policy) and the host images name the registry by. */
-  private async endpoint(type: RegistryType, given: string | undefined): Promise<{ url: string; host: string }> {
+  /**
+   * The url to store and the host images name the registry by. Saving refuses what every connection would
+   * (scheme, credentials in the URL, a refused literal address) but resolves no name: a registry may be
+   * added while its host is unreachable from here, and where the name points is checked on each connection.
+   */
+  private endpoint(type: RegistryType, given: string | undefined): { url: string; host: string } {
     const raw = given ?? DEFAULT_URLS[type]
     if (raw === undefined) throw new BadRequest(`url is required for ${type} registries`)
-    const url = await this.deps.policy.check(raw.trim(), 'url')
+    const url = this.deps.policy.checkFormat(raw.trim(), 'url')
     if (url.search || url.hash) throw new BadRequest('url must not have a query or a fragment')
     // Docker Hub's API host is not the host its images are named by; a mirror of it serves docker.io names too.
     return { url: url.toString().replace(/\/+$/, ''), host: type === 'dockerhub' ? DOCKER_HUB_HOST : normaliseHost(url.host) }
@@ -110,7 +114,7 @@ export class RegistryService {
     const name = trimmedName(body.name)
     const secret = secretOf(body)
     if (secret !== undefined && body.username === undefined) throw new BadRequest('a password or token needs a username')
-    const { url, host } = await this.endpoint(body.registry_type, body.url)
+    const { url, host } = this.endpoint(body.registry_type, body.url)
     const id = this.deps.registries.newId()
     let doc = await this.deps.registries.create(id, {
       name, registry_type: body.registry_type, url, host, username: body.username ?? null,
@@ -130,7 +134,7 @@ export class RegistryService {
       const type = body.registry_type ?? doc.registry_type
       // A new type brings its own default url; a type without one needs the url given.
       const url = body.url ?? (body.registry_type !== undefined && body.registry_type !== doc.registry_type ? DEFAULT_URLS[type] : doc.url)
-      Object.assign(changes, { registry_type: type }, await this.endpoint(type, url))
+      Object.assign(changes, { registry_type: type }, this.endpoint(type, url))
     }
 
     const secret = secretOf(body)

@@ -37,3 +37,19 @@ t.test('an allow-list narrows everything; bad input is a clear 400', async (t) =
   await t.rejects(policy.check('https://user:pw@10.0.0.1'), /credentials/)
   t.throws(() => new OutboundPolicy({ allowInsecure: false, allowCidrs: ['banana'] }), /not a CIDR/)
 })
+
+t.test('checkFormat judges a URL without the network: scheme, credentials, literal addresses', async (t) => {
+  let lookups = 0
+  const counting = new OutboundPolicy({ allowInsecure: false, allowCidrs: [], resolve: async (host) => { lookups++; return resolve(host) } })
+  t.equal(counting.checkFormat('https://nowhere.invalid/v2', 'url').host, 'nowhere.invalid', 'a name that does not resolve is fine to save')
+  t.equal(counting.checkFormat('https://metadata.evil', 'url').host, 'metadata.evil', 'where a name points is for connection time')
+  t.equal(lookups, 0, 'no name was resolved')
+  t.throws(() => counting.checkFormat('http://issuer.example', 'issuer_url'), /issuer_url must use https/)
+  t.throws(() => counting.checkFormat('https://169.254.169.254', 'url'), /not allowed/)
+  t.throws(() => counting.checkFormat('https://[::ffff:169.254.169.254]', 'url'), /not allowed/)
+  t.throws(() => counting.checkFormat('https://u:p@10.0.0.1', 'url'), /credentials/)
+  t.throws(() => counting.checkFormat('nope', 'url'), /absolute URL/)
+  t.throws(() => new OutboundPolicy({ allowInsecure: false, allowCidrs: ['10.0.0.0/8'], resolve }).checkFormat('https://127.0.0.1'), /outside OUTBOUND_ALLOW_CIDRS/)
+  t.equal(new OutboundPolicy({ allowInsecure: true, allowCidrs: [], resolve }).checkFormat('http://issuer.example').protocol, 'http:')
+  await t.rejects(counting.check('https://metadata.evil'), /not allowed/, 'check still resolves and refuses')
+})
