@@ -183,11 +183,73 @@ function fmtF(digs: Digits, prec: number): string {
   return out
 }
 
-/** strconv.FormatFloat(x, fmt, prec, 64) for fmt in e E f g G. */
+function floatBits(x: number): { neg: boolean; mant: bigint; exp: number } {
+  const view = new DataView(new ArrayBuffer(8))
+  view.setFloat64(0, x)
+  const bits = view.getBigUint64(0)
+  let exp = Number((bits >> 52n) & 0x7ffn)
+  let mant = bits & 0xfffffffffffffn
+  if (exp === 0) exp++
+  else mant |= 1n << 52n
+  return { neg: bits >> 63n === 1n, mant, exp: exp - 1023 }
+}
+
+const MASK64 = (1n << 64n) - 1n
+
+/** strconv's %x/%X: -0x1.yyyyp±dd */
+function fmtX(x: number, prec: number, fmt: string): string {
+  let { neg, mant, exp } = floatBits(x)
+  if (mant === 0n) exp = 0
+  mant = (mant << 8n) & MASK64
+  while (mant !== 0n && (mant & (1n << 60n)) === 0n) {
+    mant = (mant << 1n) & MASK64
+    exp--
+  }
+  if (prec >= 0 && prec < 15) {
+    const shift = BigInt(prec * 4)
+    const extra = (mant << shift) & ((1n << 60n) - 1n)
+    mant >>= 60n - shift
+    if ((extra | (mant & 1n)) > 1n << 59n) mant++
+    mant = (mant << (60n - shift)) & MASK64
+    if ((mant & (1n << 61n)) !== 0n) {
+      mant >>= 1n
+      exp++
+    }
+  }
+  const hexDigits = fmt === 'X' ? '0123456789ABCDEF' : '0123456789abcdef'
+  let out = (neg ? '-' : '') + '0' + fmt + String((mant >> 60n) & 1n)
+  mant = (mant << 4n) & MASK64
+  if (prec < 0 && mant !== 0n) {
+    out += '.'
+    while (mant !== 0n) {
+      out += hexDigits[Number((mant >> 60n) & 15n)]
+      mant = (mant << 4n) & MASK64
+    }
+  } else if (prec > 0) {
+    out += '.'
+    for (let i = 0; i < prec; i++) {
+      out += hexDigits[Number((mant >> 60n) & 15n)]
+      mant = (mant << 4n) & MASK64
+    }
+  }
+  out += fmt === 'X' ? 'P' : 'p'
+  out += exp < 0 ? '-' : '+'
+  exp = Math.abs(exp)
+  out += exp < 10 ? '0' + exp : String(exp)
+  return out
+}
+
+/** strconv.FormatFloat(x, fmt, prec, 64) for fmt in b e E f g G x X. */
 export function formatFloat(x: number, fmt: string, prec: number): string {
   if (Number.isNaN(x)) return 'NaN'
   if (x === Infinity) return '+Inf'
   if (x === -Infinity) return '-Inf'
+  if (fmt === 'x' || fmt === 'X') return fmtX(x, prec, fmt)
+  if (fmt === 'b') {
+    const { neg, mant, exp } = floatBits(x)
+    const e = exp - 52
+    return `${neg ? '-' : ''}${mant}p${e >= 0 ? '+' : '-'}${Math.abs(e)}`
+  }
   const neg = x < 0 || Object.is(x, -0)
   const abs = Math.abs(x)
   const shortest = prec < 0
@@ -425,7 +487,7 @@ class Printer {
   fmtFloat(v: number, verb: string): void {
     switch (verb) {
       case 'v': return this.fmtFloatVerb(v, 'g', -1)
-      case 'g': case 'G': return this.fmtFloatVerb(v, verb, -1)
+      case 'b': case 'g': case 'G': case 'x': case 'X': return this.fmtFloatVerb(v, verb, -1)
       case 'f': case 'e': case 'E': case 'F': return this.fmtFloatVerb(v, verb, 6)
       default: return this.badVerb(verb, v)
     }

@@ -327,6 +327,7 @@ class Parser {
       return { ...base, int: BigInt(cp), float: cp }
     }
     if (token.typ === T.Complex || text.endsWith('i')) this.fail(`complex numbers are not supported: ${text}`, token.pos)
+    if (/^[+-]?0[xX][^pP.]*[pP.]/.test(text)) this.fail(`hexadecimal floating-point numbers are not supported: ${text}`, token.pos)
     const int = parseGoInt(text)
     if (int !== null) {
       if (int > 0x7fffffffffffffffn || int < -0x8000000000000000n) {
