@@ -15,6 +15,9 @@ import { SearchService } from '../src/services/search-service.ts'
 import { ClusterService } from '../src/services/cluster-service.ts'
 import { ClusterHealthMonitor } from '../src/services/cluster-health.ts'
 import { RegistryService } from '../src/services/registry-service.ts'
+import { PluginRepository } from '../src/repositories/plugins.ts'
+import { CrdPluginService } from '../src/services/crd-plugin-service.ts'
+import { BUILTIN_PLUGINS } from '../src/services/plugin-catalogue/index.ts'
 import { builtInTemplates } from '../src/services/node-catalogue.ts'
 import { Sealer } from '../src/crypto/sealer.ts'
 import { loadKeyRing } from '../src/crypto/keyring.ts'
@@ -29,6 +32,7 @@ export interface Services {
   clusters: ClusterService
   clusterHealth: ClusterHealthMonitor
   registries: RegistryService
+  plugins: CrdPluginService
 }
 
 declare module 'fastify' {
@@ -49,16 +53,22 @@ export default fp(async (app) => {
     timeoutMs: config.CLUSTER_TIMEOUT_MS,
   })
   const registries = new RegistryService({ registries: new RegistryRepository(db), sealer, policy: outboundPolicy })
+  const plugins = new CrdPluginService(new PluginRepository(db))
+  // Built-in plugins are loaded before the first request, disabled until an admin enables each.
+  const catalogue = await plugins.loadCatalogue(BUILTIN_PLUGINS)
+  app.log.info({ inserted: catalogue.inserted.length, refreshed: catalogue.refreshed.length }, 'plugin catalogue loaded')
+  if (catalogue.rejected.length) app.log.error({ rejected: catalogue.rejected }, 'built-in plugins failed their checks and were not loaded')
   const services: Services = {
     workflows: new WorkflowService({
       workflows: new WorkflowRepository(db), versions: new VersionRepository(db), runs: new RunRepository(db), bus,
       canDeployTo: (userId, ref) => clusters.canReach(userId, ref, 'deployer'),
     }),
     stats: new StatsService(new StatsRepository(db), bus),
-    search: new SearchService(db, builtInTemplates, clusterRepo, registries),
+    search: new SearchService(db, builtInTemplates, clusterRepo, registries, plugins),
     clusters,
     clusterHealth: new ClusterHealthMonitor(clusters, config.CLUSTER_HEALTH_CONCURRENCY),
     registries,
+    plugins,
   }
   app.decorate('sealer', sealer)
   app.decorate('outboundPolicy', outboundPolicy)

@@ -26,6 +26,7 @@ import dashboardRoutes from './routes/dashboard/index.ts'
 import searchRoutes from './routes/search/index.ts'
 import clusterRoutes from './routes/clusters/index.ts'
 import registryRoutes from './routes/registries/index.ts'
+import pluginRoutes from './routes/plugins/index.ts'
 
 export type { BuildOptions }
 
@@ -55,5 +56,6 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(searchRoutes)
   await app.register(clusterRoutes)
   await app.register(registryRoutes)
+  await app.register(pluginRoutes)
   return app as unknown as App
 }

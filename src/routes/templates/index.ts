@@ -10,5 +10,5 @@ export default async function templateRoutes(app: App) {
       summary: 'the component palette: built-in node types (and the node types of enabled plugins)',
       response: { 200: TemplateList, ...errorResponses(401) },
     },
-  }, async () => ({ templates: builtInTemplates() }))
+  }, async () => ({ templates: [...builtInTemplates(), ...await app.services.plugins.templates()] }))
 }
