@@ -342,21 +342,12 @@ class Printer {
     const t = typeName(v)
     if (t === null) this.write(NIL_ANGLE)
     else {
+      // Go prints the value with %v but keeps the width, precision and flags of the bad verb.
       this.write(t + '=')
-      const saved = this.saveFlags()
-      this.clearFlags()
       this.printValue(v, 'v', 0)
-      this.restoreFlags(saved)
     }
     this.write(')')
   }
-  saveFlags() {
-    return { plus: this.plus, minus: this.minus, sharp: this.sharp, space: this.space, zero: this.zero, plusV: this.plusV, sharpV: this.sharpV, wid: this.wid, widPresent: this.widPresent, prec: this.prec, precPresent: this.precPresent }
-  }
-  restoreFlags(f: ReturnType<Printer['saveFlags']>): void {
-    Object.assign(this, f)
-  }
-
   fmtBool(v: boolean, verb: string): void {
     if (verb === 't' || verb === 'v') this.pad(v ? 'true' : 'false')
     else this.badVerb(verb, v)
@@ -452,7 +443,7 @@ class Printer {
       for (let i = 1; i < num.length; i++) {
         const c = num[i]
         if (c === '.') hasDecimalPoint = true
-        else if (c === 'e' || c === 'E') {
+        else if (c === 'p' || c === 'P' || ((c === 'e' || c === 'E') && verb !== 'x' && verb !== 'X')) {
           tail = num.slice(i)
           num = num.slice(0, i)
           break
