@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
-# Stage 1: install production dependencies and type-check the sources with the dev toolchain.
-FROM node:20-bookworm-slim AS build
+# Stage 1: compile the TypeScript sources to JavaScript with the dev toolchain, then drop dev dependencies.
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
@@ -9,20 +9,22 @@ COPY src ./src
 COPY schemas ./schemas
 COPY plugins ./plugins
 COPY scripts ./scripts
-RUN npx tsc -p tsconfig.build.json --noEmit && npm prune --omit=dev
+RUN npm run build && npm prune --omit=dev --no-audit --no-fund
 
-# Stage 2: the runtime, as an unprivileged user. The sources run through tsx, as `npm start` does.
-FROM node:20-bookworm-slim
+# Stage 2: the runtime, compiled JavaScript only, as the unprivileged `node` user.
+FROM node:24-bookworm-slim
 ENV NODE_ENV=production HOST=0.0.0.0 PORT=3000 DATA_DIR=/data
 WORKDIR /app
 COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
 COPY --from=build /app/package.json ./package.json
-COPY --from=build /app/src ./src
-COPY --from=build /app/schemas ./schemas
-COPY --from=build /app/plugins ./plugins
-COPY openapi.yaml ./openapi.yaml
-RUN mkdir -p /data && chown node:node /data
+# In the image `npm start` and `npm run rotate-keys` run the compiled code (there are no sources here).
+# DATA_DIR holds the embedded database's journal and the sealed credentials: owner-only.
+RUN npm pkg set scripts.start="exec node dist/src/server.js" scripts.rotate-keys="node dist/scripts/rotate-keys.js" \
+ && mkdir -p /data && chown node:node /data && chmod 700 /data
 USER node
+VOLUME /data
 EXPOSE 3000
-HEALTHCHECK --interval=30s --timeout=3s --start-period=20s CMD node -e "fetch('http://127.0.0.1:3000/healthz').then(r=>process.exit(r.ok?0:1)).catch(()=>process.exit(1))"
-CMD ["node", "--import", "tsx", "src/server.ts"]
+HEALTHCHECK --interval=30s --timeout=3s --start-period=30s CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+# node itself is pid 1 and receives `docker stop`'s SIGTERM directly.
+CMD ["node", "dist/src/server.js"]

@@ -1,6 +1,6 @@
 // Storage goes through the official driver only. With MONGODB_URI unset, the embedded wire-compatible
-// server is started on loopback and the driver connects to it over a real socket, exactly as it would to
-// a real MongoDB.
+// server is started on a Unix socket only this user can open (it has no authentication) and the driver
+// connects to it over that socket, exactly as it would to a real MongoDB.
 import fp from 'fastify-plugin'
 import { MongoClient, type Db } from 'mongodb'
 import { startEmbeddedMongo, type EmbeddedMongo } from '../src/embedded-mongo/index.ts'

@@ -3,6 +3,7 @@
 import { Type, type Static } from 'typebox'
 import { Value } from 'typebox/value'
 import { authConfigProblem } from './services/auth-config.ts'
+import { parseKey } from './crypto/sealer.ts'
 
 const Bool = (fallback: boolean, description: string) => Type.Boolean({ default: fallback, description })
 
@@ -74,7 +75,28 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   const authProblem = authConfigProblem(candidate as Config)
   if (authProblem) throw new ConfigError(`Invalid configuration: ${authProblem}`)
+  const keyProblem = encryptionKeyProblem(candidate as Config)
+  if (keyProblem) throw new ConfigError(`Invalid configuration: ${keyProblem}`)
   return candidate as Config
+}
+
+// Checked here, not when the key ring is loaded, so that a missing key stops start-up before the database
+// opens (and locks) DATA_DIR.
+function encryptionKeyProblem(config: Config): string | undefined {
+  if (config.NODE_ENV === 'production' && !config.ENCRYPTION_KEY) {
+    return 'ENCRYPTION_KEY is required in production (32 random bytes, base64, e.g. `openssl rand -base64 32`)'
+  }
+  const keys: Array<[string, string]> = config.ENCRYPTION_KEY ? [['ENCRYPTION_KEY', config.ENCRYPTION_KEY]] : []
+  const old = (config.ENCRYPTION_KEYS_OLD ?? '').split(',').map((k) => k.trim()).filter(Boolean)
+  old.forEach((k, i) => keys.push([`ENCRYPTION_KEYS_OLD[${i}]`, k]))
+  for (const [name, value] of keys) {
+    try {
+      parseKey(value, name)
+    } catch (err) {
+      return (err as Error).message
+    }
+  }
+  return undefined
 }
 
 /** Builds a configuration for tests and tools: defaults plus the given overrides, still validated. */

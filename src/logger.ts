@@ -1,6 +1,7 @@
 // Logger options shared by the app and the tools. Secrets must never reach a log line, so redaction covers
 // headers, bodies and the query strings that may carry a token (the terminal WebSocket) or an OAuth code.
-import type { LoggerOptions } from 'pino'
+import type { DestinationStream, LoggerOptions } from 'pino'
+import pretty from 'pino-pretty'
 import type { Config } from './config.ts'
 
 const SECRET_KEYS = ['password', 'current_password', 'new_password', 'token', 'refresh_token', 'id_token', 'access_token',
@@ -43,4 +44,13 @@ export function loggerOptions(config: Pick<Config, 'LOG_LEVEL'>): LoggerOptions 
       err: serializeError,
     },
   }
+}
+
+/** Where the server logs: readable lines on a terminal; JSON, one object per line, for anything else (a
+ *  pipe, a file, a log collector). Undefined means pino's default, JSON on stdout. */
+export function logDestination(output: NodeJS.WritableStream & { isTTY?: boolean } = process.stdout): DestinationStream | undefined {
+  if (!output.isTTY) return undefined
+  // Synchronous, so the last lines before an exit are not lost. fd 1 rather than process.stdout itself,
+  // which the stream must not end.
+  return pretty({ destination: output === process.stdout ? 1 : output, colorize: true, sync: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' })
 }

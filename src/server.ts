@@ -1,21 +1,38 @@
 // Start-up and shutdown only: read the configuration, build the app, listen, and on a signal stop
 // accepting, let in-flight requests finish, stop background work and close the database.
+// Any start-up failure an operator can fix ends the process with one line on stderr and exit code 1.
+import type { AddressInfo } from 'node:net'
 import closeWithGrace from 'close-with-grace'
-import { loadConfig, ConfigError } from './config.ts'
+import { loadConfig, ConfigError, type Config } from './config.ts'
 import { buildApp } from './app.ts'
+import { loadDotEnv } from './env-file.ts'
+import { logDestination, redactText } from './logger.ts'
+import { DataDirectoryInUseError } from './embedded-mongo/index.ts'
+import type { App } from './app-types.ts'
 
-let config
-try {
-  config = loadConfig()
-} catch (err) {
-  if (err instanceof ConfigError) {
-    process.stderr.write(`${err.message}\n`)
-    process.exit(1)
-  }
-  throw err
+function stop(message: string): never {
+  process.stderr.write(`${message}\n`)
+  process.exit(1)
 }
 
-const app = await buildApp(config)
+let config: Config
+try {
+  loadDotEnv()
+  config = loadConfig()
+} catch (err) {
+  if (err instanceof ConfigError) stop(err.message)
+  stop(`Cannot start: ${redactText((err as Error).message)}`)
+}
+
+let app: App
+try {
+  app = await buildApp(config, { logStream: logDestination() })
+} catch (err) {
+  if (err instanceof DataDirectoryInUseError) stop(`Cannot start: ${err.message} (another instance of this service, or npm run rotate-keys)`)
+  // Anything else is not the operator's doing: keep the stack for whoever debugs it.
+  process.stderr.write(`${redactText((err as Error).stack ?? String(err))}\n`)
+  stop(`Cannot start: ${redactText((err as Error).message)}`)
+}
 
 closeWithGrace({ delay: config.SHUTDOWN_GRACE_MS }, async ({ signal, err }) => {
   if (err) app.log.error({ err }, 'shutting down after an error')
@@ -26,7 +43,12 @@ closeWithGrace({ delay: config.SHUTDOWN_GRACE_MS }, async ({ signal, err }) => {
 try {
   await app.listen({ port: config.PORT, host: config.HOST })
 } catch (err) {
-  app.log.error({ error: (err as Error).message }, 'could not listen')
   await app.close()
-  process.exit(1)
+  stop(`Cannot start: could not listen on ${config.HOST}:${config.PORT}: ${(err as Error).message}`)
 }
+
+// Where to point a browser: a wildcard listen address is reachable as localhost.
+const { port } = app.server.address() as AddressInfo
+const host = ['0.0.0.0', '::', ''].includes(config.HOST) ? 'localhost' : config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST
+const base = `http://${host}:${port}`
+app.log.info(`API on ${base}/v1/api, docs on ${base}/docs`)

@@ -1,8 +1,9 @@
 // `npm run embedded-db`: runs the embedded server until SIGINT/SIGTERM.
 //   EMBEDDED_DB       memory | disk      (default disk)
 //   DATA_DIR          journal directory  (default ./data, disk only)
-//   EMBEDDED_DB_PORT  TCP port           (default 0: any free port)
-//   HOST              listen address     (default 127.0.0.1)
+//   EMBEDDED_DB_PORT  TCP port; unset = a Unix socket only this user can open (the server has no
+//                     authentication, so TCP lets any local process in)
+//   EMBEDDED_DB_HOST  TCP listen address (default 127.0.0.1; only with EMBEDDED_DB_PORT)
 // Prints exactly one line on stdout: the mongodb:// URI. Logs go to stderr.
 import { startEmbeddedMongo } from './index.ts'
 
@@ -14,8 +15,9 @@ if (storage !== 'memory' && storage !== 'disk') {
   logger.error(`EMBEDDED_DB must be 'memory' or 'disk', got '${storage}'`)
   process.exit(2)
 }
-const port = Number(process.env.EMBEDDED_DB_PORT ?? 0)
-if (!Number.isInteger(port) || port < 0 || port > 65535) {
+const portVar = process.env.EMBEDDED_DB_PORT
+const port = Number(portVar)
+if (portVar !== undefined && (portVar === '' || !Number.isInteger(port) || port < 0 || port > 65535)) {
   logger.error(`EMBEDDED_DB_PORT must be a port number, got '${process.env.EMBEDDED_DB_PORT}'`)
   process.exit(2)
 }
@@ -23,8 +25,7 @@ if (!Number.isInteger(port) || port < 0 || port > 65535) {
 const server = await startEmbeddedMongo({
   storage,
   dataDir: storage === 'disk' ? (process.env.DATA_DIR ?? './data') : undefined,
-  host: process.env.HOST ?? '127.0.0.1',
-  port,
+  tcp: portVar === undefined ? undefined : { host: process.env.EMBEDDED_DB_HOST ?? '127.0.0.1', port },
   logger,
 })
 process.stdout.write(`${server.uri}\n`)

@@ -2,8 +2,9 @@
 import { startEmbeddedMongoServer, type EmbeddedMongo, type EmbeddedMongoOptions } from './server.ts'
 
 export type { EmbeddedMongo, EmbeddedMongoOptions }
+export { DataDirectoryInUseError } from './storage/disk-storage.ts'
 
 export async function startEmbeddedMongo(opts: EmbeddedMongoOptions): Promise<EmbeddedMongo> {
   const server = await startEmbeddedMongoServer(opts)
-  return { uri: server.uri, port: server.port, close: server.close }
+  return { uri: server.uri, socketPath: server.socketPath, port: server.port, close: server.close }
 }

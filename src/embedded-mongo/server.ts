@@ -1,7 +1,15 @@
 // Starts the listener and wires state, storage, sweeper and connections together. The public entry
 // point (index.ts) exposes a narrower interface; tests use this one for the debug counters.
+//
+// The server has no authentication, so by default it listens on a Unix socket that only this user can
+// open: mode 0600 inside a fresh 0700 directory. The directory is under the system temp dir rather than
+// DATA_DIR because socket paths are limited to ~104 bytes and some volumes (network or bind mounts) cannot
+// hold sockets. TCP is for explicit tool use only (`npm run embedded-db` with EMBEDDED_DB_PORT).
 import { once } from 'node:events'
+import { chmod, mkdtemp, rm } from 'node:fs/promises'
 import { createServer, type Server, type Socket } from 'node:net'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
 import { Catalog } from './catalog.ts'
 import { CursorRegistry } from './cursors.ts'
 import { serveConnection } from './connection.ts'
@@ -13,15 +21,19 @@ import { TtlSweeper } from './ttl-sweeper.ts'
 export interface EmbeddedMongoOptions {
   storage: 'memory' | 'disk'
   dataDir?: string
-  host?: string
-  port?: number
+  /** Listen on TCP instead of the private Unix socket. Anyone who can reach host:port can read and write
+   *  everything, so this is for tools only. */
+  tcp?: { host?: string; port?: number }
   ttlSweepIntervalMs?: number
   logger?: Logger
 }
 
 export interface EmbeddedMongo {
   uri: string
-  port: number
+  /** The Unix socket the server listens on (unless `tcp` was asked for). */
+  socketPath?: string
+  /** The TCP port (only with `tcp`). */
+  port?: number
   close(): Promise<void>
 }
 
@@ -43,20 +55,33 @@ function uriHost(host: string): string {
   return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host
 }
 
-function listen(server: Server, port: number, host: string): Promise<number> {
+function listen(server: Server, address: { port: number; host: string } | { path: string }): Promise<number | undefined> {
   return new Promise((resolve, reject) => {
     const onError = (err: Error): void => reject(err)
     server.once('error', onError)
-    server.listen(port, host, () => {
+    server.listen(address, () => {
       server.off('error', onError)
       const addr = server.address()
-      resolve(typeof addr === 'object' && addr ? addr.port : port)
+      resolve(typeof addr === 'object' && addr ? addr.port : undefined)
     })
   })
 }
 
+const SOCKET_FILE = 'mongod.sock'
+
+/** A new directory only this user can enter (mkdtemp creates it 0700), for the socket. */
+async function privateSocketPath(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'embedded-mongo-'))
+  await chmod(dir, 0o700)
+  return join(dir, SOCKET_FILE)
+}
+
+/** mongodb:// URI of a Unix socket: the driver takes the percent-encoded path as the host. */
+function socketUri(path: string): string {
+  return `mongodb://${encodeURIComponent(path)}/?directConnection=true`
+}
+
 export async function startEmbeddedMongoServer(opts: EmbeddedMongoServerOptions): Promise<EmbeddedMongoServer> {
-  const host = opts.host ?? '127.0.0.1'
   const logger = opts.logger
   let storage: Storage
   let recovery: RecoveryReport | undefined
@@ -87,10 +112,27 @@ export async function startEmbeddedMongoServer(opts: EmbeddedMongoServerOptions)
   })
   server.on('error', (err) => logger?.error(`embedded-mongo: listener error: ${err.message}`))
 
-  let port: number
+  let port: number | undefined
+  let socketPath: string | undefined
+  let uri: string
+  let where: string
   try {
-    port = await listen(server, opts.port ?? 0, host)
+    if (opts.tcp) {
+      const host = opts.tcp.host ?? '127.0.0.1'
+      port = await listen(server, { port: opts.tcp.port ?? 0, host })
+      uri = `mongodb://${uriHost(host)}:${port}/?directConnection=true`
+      where = `${host}:${port} (TCP, no authentication: anyone who can reach it can read and write)`
+    } else {
+      socketPath = await privateSocketPath()
+      await listen(server, { path: socketPath })
+      // The 0700 directory already keeps others out; 0600 also covers a directory made wider later.
+      await chmod(socketPath, 0o600)
+      uri = socketUri(socketPath)
+      where = socketPath
+    }
   } catch (err) {
+    server.close()
+    if (socketPath) await rm(dirname(socketPath), { recursive: true, force: true })
     await storage.close()
     throw err
   }
@@ -98,8 +140,7 @@ export async function startEmbeddedMongoServer(opts: EmbeddedMongoServerOptions)
   const ttl = new TtlSweeper(catalog, cursors, storage, logger)
   // A zero or negative interval would spin; anything below 10 ms is treated as 10 ms.
   ttl.start(Math.max(10, opts.ttlSweepIntervalMs ?? 10_000))
-  const uri = `mongodb://${uriHost(host)}:${port}/?directConnection=true`
-  logger?.info(`embedded-mongo: listening on ${host}:${port} (${opts.storage} storage)`)
+  logger?.info(`embedded-mongo: listening on ${where} (${opts.storage} storage)`)
 
   let closing: Promise<void> | undefined
   const close = (): Promise<void> => {
@@ -109,6 +150,7 @@ export async function startEmbeddedMongoServer(opts: EmbeddedMongoServerOptions)
       const socketsClosed = [...sockets].map((s) => (s.closed ? undefined : once(s, 'close')))
       for (const s of sockets) s.destroy()
       await Promise.all([closed, ...socketsClosed])
+      if (socketPath) await rm(dirname(socketPath), { recursive: true, force: true })
       cursors.clear()
       await storage.close()
       logger?.info('embedded-mongo: stopped')
@@ -116,5 +158,5 @@ export async function startEmbeddedMongoServer(opts: EmbeddedMongoServerOptions)
     return closing
   }
 
-  return { uri, port, close, stats, catalog, storage, recovery, ttl, openConnections: () => sockets.size }
+  return { uri, port, socketPath, close, stats, catalog, storage, recovery, ttl, openConnections: () => sockets.size }
 }

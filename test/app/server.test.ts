@@ -1,5 +1,5 @@
-// The real start command, as a user runs it: `npm start` serves on the configured port, logs JSON, and
-// shuts down cleanly on SIGTERM.
+// The real start command (what `npm start` execs): serves on the configured port, says where the API and
+// the docs are, logs JSON when its output is not a terminal, and shuts down cleanly on SIGTERM.
 import t from 'tap'
 import { spawn } from 'node:child_process'
 import { createServer } from 'node:net'
@@ -15,7 +15,7 @@ async function freePort(): Promise<number> {
   return port
 }
 
-t.test('npm start answers /healthz, then exits 0 on SIGTERM', async (t) => {
+t.test('the server answers /healthz, then exits 0 on SIGTERM', async (t) => {
   const port = await freePort()
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
     cwd: root,
@@ -23,17 +23,21 @@ t.test('npm start answers /healthz, then exits 0 on SIGTERM', async (t) => {
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let output = ''
-  child.stdout.on('data', (d) => { output += d })
+  let stdout = ''
+  child.stdout.on('data', (d) => { output += d; stdout += d })
   child.stderr.on('data', (d) => { output += d })
   const exited = once(child, 'exit')
   t.teardown(() => { if (child.exitCode === null) child.kill('SIGKILL') })
 
   // Await the "listening" log line rather than sleeping.
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`not listening within 20 s:\n${output}`)), 20_000)
-    child.stdout.on('data', () => { if (output.includes('Server listening')) { clearTimeout(timer); resolve() } })
+    const timer = setTimeout(() => reject(new Error(`not listening within 60 s:\n${output}`)), 60_000)
+    child.stdout.on('data', () => { if (output.includes('docs on')) { clearTimeout(timer); resolve() } })
     child.on('exit', () => { clearTimeout(timer); reject(new Error(`exited early:\n${output}`)) })
   })
+  const lines = stdout.trim().split('\n')
+  const messages = lines.map((line) => (JSON.parse(line) as { msg: string }).msg) // every line is JSON: output is a pipe
+  t.ok(messages.includes(`API on http://127.0.0.1:${port}/v1/api, docs on http://127.0.0.1:${port}/docs`), 'the start-up line says where to go')
   const res = await fetch(`http://127.0.0.1:${port}/healthz`)
   t.equal(res.status, 200)
   const api = await fetch(`http://127.0.0.1:${port}/v1/api/anything`)

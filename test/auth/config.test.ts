@@ -13,7 +13,7 @@ t.test('production refuses to start without JWT_SECRET, in one line naming it', 
   t.type(err, ConfigError)
   t.match(err.message, /^Invalid configuration: JWT_SECRET is required in production/)
   t.notMatch(err.message, /\n/)
-  t.ok(loadConfig({ NODE_ENV: 'production', JWT_SECRET: 's'.repeat(32) }))
+  t.ok(loadConfig({ NODE_ENV: 'production', JWT_SECRET: 's'.repeat(32), ENCRYPTION_KEY: Buffer.alloc(32, 1).toString('base64') }))
   const short = t.throws(() => loadConfig({ JWT_SECRET: 'hunter2-too-short' })) as Error
   t.match(short.message, /JWT_SECRET/)
   t.notMatch(short.message, /hunter2/, 'the value is not echoed')

@@ -81,8 +81,8 @@ class RawClient {
     socket.on('error', () => undefined)
   }
 
-  static async connect(port: number): Promise<RawClient> {
-    const socket = connect(port, '127.0.0.1')
+  static async connect(socketPath: string): Promise<RawClient> {
+    const socket = connect(socketPath)
     await once(socket, 'connect')
     return new RawClient(socket)
   }
@@ -189,7 +189,7 @@ t.test('hello reply has the fields the driver relies on', async (t) => {
 })
 
 t.test('legacy OP_QUERY isMaster on admin.$cmd gets an OP_REPLY', async (t) => {
-  const raw = await RawClient.connect(server.port)
+  const raw = await RawClient.connect(server.socketPath!)
   t.teardown(() => raw.destroy())
   const reply = await raw.request(opQuery('admin.$cmd', { isMaster: 1 }))
   t.equal(reply?.opCode, OP_REPLY)
@@ -207,7 +207,7 @@ t.test('legacy OP_QUERY isMaster on admin.$cmd gets an OP_REPLY', async (t) => {
 })
 
 t.test('OP_MSG document sequences, checksum flag and moreToCome', async (t) => {
-  const raw = await RawClient.connect(server.port)
+  const raw = await RawClient.connect(server.socketPath!)
   t.teardown(() => raw.destroy())
   const inserted = await raw.request(opMsg({ insert: 'seq', $db: 'protocol' }, { sequences: { documents: [{ _id: 1 }, { _id: 2 }] } }))
   t.equal(inserted?.doc.n, 2, 'kind 1 section supplies the documents')
@@ -221,7 +221,7 @@ t.test('OP_MSG document sequences, checksum flag and moreToCome', async (t) => {
 })
 
 t.test('a message split across many TCP writes is reassembled', async (t) => {
-  const raw = await RawClient.connect(server.port)
+  const raw = await RawClient.connect(server.socketPath!)
   t.teardown(() => raw.destroy())
   const msg = opMsg({ ping: 1, $db: 'admin' })
   for (let i = 0; i < msg.length; i += 3) await raw.send(msg.subarray(i, i + 3))
@@ -255,13 +255,13 @@ t.test('malformed or oversized frames close only that socket', async (t) => {
   cases.push(['unknown section kind', badSection])
 
   for (const [name, frame] of cases) {
-    const raw = await RawClient.connect(server.port)
+    const raw = await RawClient.connect(server.socketPath!)
     await raw.send(frame).catch(() => undefined)
     await raw.closedByServer()
     t.ok(raw.closed, `${name}: connection closed`)
     t.equal((await db.command({ ping: 1 })).ok, 1, `${name}: other connections unaffected`)
   }
-  const fresh = await RawClient.connect(server.port)
+  const fresh = await RawClient.connect(server.socketPath!)
   t.equal((await fresh.request(opMsg({ ping: 1, $db: 'admin' })))?.doc.ok, 1, 'the server still accepts new connections')
   fresh.destroy()
   t.ok(warnings.some((w) => /closing connection/.test(w)), 'closures are logged as warnings')
@@ -294,9 +294,9 @@ t.test('close() stops the listener and drops connections', async (t) => {
   t.ok(other.openConnections() > 0)
   await other.close()
   t.equal(other.openConnections(), 0)
-  const socket = connect(other.port, '127.0.0.1')
+  const socket = connect(other.socketPath!)
   const [err] = (await once(socket, 'error')) as [NodeJS.ErrnoException]
-  t.equal(err.code, 'ECONNREFUSED', 'nothing listens on the port any more')
+  t.equal(err.code, 'ENOENT', 'the socket (and its directory) are gone')
   await c.close()
   await other.close()
   t.pass('close is idempotent')

@@ -6,7 +6,7 @@
 // last journal at the first torn or corrupt frame. Compaction writes snapshot G+1 from the in-memory
 // state and starts journal G+1; since stored documents are never mutated in place, capturing the state
 // is just collecting references, and serialising it can happen in the background.
-import { open, readFile, readdir, rename, rm, mkdir, type FileHandle } from 'node:fs/promises'
+import { chmod, open, readFile, readdir, rename, rm, mkdir, type FileHandle } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises'
 import type { Catalog, JournalOp } from '../catalog.ts'
@@ -20,6 +20,17 @@ const SNAPSHOT_FILE = 'snapshot.bin'
 const SNAPSHOT_TMP = 'snapshot.tmp'
 const LOCK_FILE = 'LOCK'
 const SNAPSHOT_CHUNK_BYTES = 1024 * 1024
+// The files hold password hashes and sealed credentials: only the owner may read them.
+const FILE_MODE = 0o600
+const DIR_MODE = 0o700
+
+/** Another live process holds the data directory. */
+export class DataDirectoryInUseError extends Error {
+  constructor(readonly dir: string, readonly pid: number) {
+    super(`data directory ${dir} is in use by process ${pid}`)
+    this.name = 'DataDirectoryInUseError'
+  }
+}
 
 export interface DiskStorageLogger {
   info(msg: string): void
@@ -188,7 +199,7 @@ export class DiskStorage implements Storage {
     }
 
     const tmpPath = join(this.dir, SNAPSHOT_TMP)
-    const snap = await open(tmpPath, 'w')
+    const snap = await open(tmpPath, 'w', FILE_MODE)
     let bytes = 0
     try {
       await writeAll(snap, SNAPSHOT_MAGIC)
@@ -224,7 +235,7 @@ export class DiskStorage implements Storage {
     await rename(tmpPath, join(this.dir, SNAPSHOT_FILE))
     await fsyncDir(this.dir)
 
-    const next = await open(join(this.dir, journalName(newGen)), 'w')
+    const next = await open(join(this.dir, journalName(newGen)), 'w', FILE_MODE)
     await writeAll(next, JOURNAL_MAGIC)
     await next.sync()
     await fsyncDir(this.dir)
@@ -242,7 +253,9 @@ export class DiskStorage implements Storage {
   /** Takes the directory lock and loads snapshot + journals into the catalog. */
   async open(catalog: Catalog): Promise<RecoveryReport> {
     this.catalog = catalog
-    await mkdir(this.dir, { recursive: true })
+    await mkdir(this.dir, { recursive: true, mode: DIR_MODE })
+    // A directory made earlier (or by hand) may be wider; a mount point we do not own cannot be changed.
+    await chmod(this.dir, DIR_MODE).catch((err: Error) => this.logger?.warn(`embedded-mongo: could not restrict ${this.dir} to its owner: ${err.message}`))
     await this.acquireLock()
     try {
       return await this.recover(catalog)
@@ -257,7 +270,7 @@ export class DiskStorage implements Storage {
     if (openDirs.has(this.dir)) throw new Error(`embedded-mongo: data directory ${this.dir} is already open in this process`)
     for (let attempt = 0; attempt < 2; attempt++) {
       try {
-        const fh = await open(lockPath, 'wx')
+        const fh = await open(lockPath, 'wx', FILE_MODE)
         openDirs.add(this.dir)
         this.lockHeld = true
         await fh.writeFile(String(process.pid))
@@ -269,7 +282,7 @@ export class DiskStorage implements Storage {
       if (openDirs.has(this.dir)) throw new Error(`embedded-mongo: data directory ${this.dir} is already open in this process`)
       const owner = Number((await readFile(lockPath, 'utf8').catch(() => '')).trim())
       if (Number.isInteger(owner) && owner > 0 && isAlive(owner) && owner !== process.pid) {
-        throw new Error(`embedded-mongo: data directory ${this.dir} is in use by process ${owner}`)
+        throw new DataDirectoryInUseError(this.dir, owner)
       }
       // The owner is gone (crash or kill): the lock is stale.
       await rm(lockPath, { force: true })
@@ -357,7 +370,7 @@ export class DiskStorage implements Storage {
     }
 
     const path = join(this.dir, journalName(this.generation))
-    const fh = await open(path, 'a+')
+    const fh = await open(path, 'a+', FILE_MODE)
     const { size } = await fh.stat()
     if (size === 0) {
       await writeAll(fh, JOURNAL_MAGIC)
