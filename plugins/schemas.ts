@@ -5,8 +5,9 @@ import { ErrorResponse } from '../schemas/common.ts'
 import { Workflow, Version, Run } from '../schemas/workflow.ts'
 import { Cluster } from '../schemas/cluster.ts'
 import { Registry } from '../schemas/registry.ts'
+import { User } from '../schemas/user.ts'
 import { Plugin } from '../schemas/plugin.ts'
 
 export default fp(async (app) => {
-  for (const schema of [ErrorResponse, Workflow, Version, Run, Cluster, Registry, Plugin]) app.addSchema(schema)
+  for (const schema of [ErrorResponse, User, Workflow, Version, Run, Cluster, Registry, Plugin]) app.addSchema(schema)
 }, { name: 'schemas' })

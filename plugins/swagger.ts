@@ -1,11 +1,80 @@
 // The OpenAPI document is generated from the registered route schemas; `npm run openapi` writes it to
-// openapi.yaml and a test fails when the committed file is stale.
+// openapi.yaml and a test fails when the committed file is stale. test/app/openapi-client.test.ts holds it
+// to what a client generator needs: it lints clean and a typed client generated from it compiles.
 import fp from 'fastify-plugin'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import { APP_NAME, APP_VERSION, APP_DESCRIPTION } from '../src/app-info.ts'
+import { CanvasNode, CanvasEdge } from '../schemas/nodes.ts'
+import routeResponses from './route-responses.ts'
+
+/**
+ * Replies keep canvas nodes and edges as open objects at run time, so the serializer returns them byte for
+ * byte (it would reorder or drop keys of a listed shape). A schema marked with this keyword is documented
+ * as the shape the request side validates instead; the keyword never reaches the document.
+ */
+export const DOCUMENT_AS = 'x-document-as'
+const DOCUMENTED_SHAPES: Record<string, object> = { CanvasNode, CanvasEdge }
+
+type Json = Record<string, unknown>
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v)
+
+function plain(schema: object): Json {
+  return JSON.parse(JSON.stringify(schema)) as Json
+}
+
+/** Depth-first rewrite of every schema-like object in the document. */
+function rewrite(node: unknown, visit: (n: Json) => Json): unknown {
+  if (Array.isArray(node)) return node.map((item) => rewrite(item, visit))
+  if (!isObject(node)) return node
+  const replaced = visit(node)
+  if (replaced !== node) return replaced
+  return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, rewrite(v, visit)]))
+}
+
+function sameJson(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b)
+}
+
+/** A body whose properties are all optional may be left out (validation treats no body as `{}`). */
+function optionalBody(schema: unknown, components: Record<string, unknown>): boolean {
+  let s = schema
+  if (isObject(s) && typeof s.$ref === 'string') s = components[s.$ref.replace('#/components/schemas/', '')]
+  if (!isObject(s) || s.type !== 'object') return false
+  return (!Array.isArray(s.required) || s.required.length === 0) && s.minProperties === undefined
+}
+
+function transformDocument(doc: Json): Json {
+  const components = (doc.components ?? {}) as Json
+  const schemas = { ...(components.schemas as Json | undefined) }
+  for (const [name, shape] of Object.entries(DOCUMENTED_SHAPES)) schemas[name] = plain(shape)
+  const shapes = Object.entries(DOCUMENTED_SHAPES).map(([name]) => ({ name, json: schemas[name] }))
+  const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` })
+
+  const visit = (n: Json): Json => {
+    const marked = n[DOCUMENT_AS]
+    if (typeof marked === 'string' && marked in DOCUMENTED_SHAPES) return ref(marked)
+    // The request side inlines the same shapes: one named type serves both directions in a generated client.
+    const same = shapes.find((s) => sameJson(s.json, n))
+    return same ? ref(same.name) : n
+  }
+  const rewritten = Object.fromEntries(Object.entries(schemas).map(([name, schema]) =>
+    [name, shapes.some((s) => s.name === name) ? schema : rewrite(schema, visit)]))
+  const paths = rewrite(doc.paths, visit) as Record<string, Record<string, Json>>
+
+  for (const item of Object.values(paths)) {
+    for (const op of Object.values(item)) {
+      const body = op.requestBody as { required?: boolean; content?: Record<string, { schema?: unknown }> } | undefined
+      const schema = body?.content?.['application/json']?.schema
+      if (body && optionalBody(schema, rewritten)) body.required = false
+    }
+  }
+  return { ...doc, paths, components: { ...components, schemas: rewritten } }
+}
 
 export default fp(async (app) => {
+  // Before any route: the replies implied by each route's declaration join its response schema.
+  await app.register(routeResponses)
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -19,6 +88,7 @@ export default fp(async (app) => {
       // Shared schemas keep their $id as their component name.
       buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
     },
+    transformObject: (doc) => ('openapiObject' in doc ? transformDocument(doc.openapiObject as Json) : doc.swaggerObject) as never,
   })
   await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true, uiConfig: { deepLinking: true } })
 

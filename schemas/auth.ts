@@ -1,6 +1,9 @@
 // Requests and replies of the auth group (spec "Authentication endpoints", API.md §2).
 import { Type } from 'typebox'
-import { Email, Password, User, UserName } from './user.ts'
+import { Email, Password, UserName } from './user.ts'
+
+// The User component (plugins/schemas.ts registers it), so a generated client has one User type.
+const UserRef = Type.Ref('User')
 
 export const Jwt = Type.String({ description: 'access token (JWT, HS256); send as `Authorization: Bearer <token>`; valid 24 h' })
 export const InviteCodeValue = Type.String({ minLength: 1, maxLength: 128, description: 'invite code from an admin (GET /settings/invite-code)' })
@@ -16,7 +19,7 @@ export const RegisterResponse = Type.Object({
   token: Jwt,
   id: Type.String({ description: 'the new user\'s id' }),
   email: Type.String({ format: 'email' }),
-  user: User,
+  user: UserRef,
 }, { additionalProperties: false })
 
 export const LoginBody = Type.Object({
@@ -24,7 +27,7 @@ export const LoginBody = Type.Object({
   password: Type.String({ minLength: 1, maxLength: 128 }),
 }, { additionalProperties: false })
 
-export const TokenResponse = Type.Object({ token: Jwt, user: User }, { additionalProperties: false })
+export const TokenResponse = Type.Object({ token: Jwt, user: UserRef }, { additionalProperties: false })
 
 export const MethodsResponse = Type.Object({
   builtin: Type.Object({

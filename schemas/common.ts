@@ -30,3 +30,13 @@ export const Id = Type.String({ minLength: 1, maxLength: 64, description: 'recor
 export function StringEnum<const T extends readonly string[]>(values: T, options: Record<string, unknown> = {}) {
   return Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options })
 }
+
+/**
+ * A query or body property with a `default`: optional in the schema (so neither the OpenAPI document nor a
+ * generated client requires it) yet typed as present for the handler, because validation (ajv
+ * `useDefaults`) always fills the default in before the handler runs.
+ */
+export function Defaulted<T extends TSchema>(schema: T): T {
+  if ((schema as { default?: unknown }).default === undefined) throw new Error('Defaulted needs a schema with a default')
+  return Type.Optional(schema) as unknown as T
+}

@@ -1,10 +1,10 @@
 import { Type } from 'typebox'
-import { Timestamp } from './common.ts'
+import { Defaulted, StringEnum, Timestamp } from './common.ts'
 
 const Metric = Type.Object({
   value: Type.Number(),
   change: Type.Number({ description: 'percent change against the value 7 days earlier' }),
-  trend: Type.Union([Type.Literal('up'), Type.Literal('down'), Type.Literal('neutral')]),
+  trend: StringEnum(['up', 'down', 'neutral']),
 }, { additionalProperties: false })
 
 export const DashboardStats = Type.Object({
@@ -20,5 +20,5 @@ export const DashboardStats = Type.Object({
 }, { additionalProperties: false, description: 'pre-computed per user; kept up to date as workflows and runs change' })
 
 export const RecentWorkflowsQuery = Type.Object({
-  limit: Type.Integer({ minimum: 1, maximum: 50, default: 5 }),
+  limit: Defaulted(Type.Integer({ minimum: 1, maximum: 50, default: 5, description: 'how many workflows' })),
 }, { additionalProperties: false })

@@ -3,6 +3,7 @@
 // per node by validateNode. Each property's title/description/default also feeds the component palette
 // (GET /templates), so the two cannot drift apart.
 import { Type, type TSchema, type TObject } from 'typebox'
+import { StringEnum } from './common.ts'
 
 const DNS_LABEL = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$'
 const QUANTITY = '^[0-9]+(\\.[0-9]+)?(m|k|Ki|Mi|Gi|Ti|Pi|Ei|M|G|T|P|E)?$'
@@ -10,7 +11,7 @@ const QUANTITY = '^[0-9]+(\\.[0-9]+)?(m|k|Ki|Mi|Gi|Ti|Pi|Ei|M|G|T|P|E)?$'
 const StringMap = (title: string, description: string) =>
   Type.Record(Type.String(), Type.String(), { title, description })
 const Enum = <const V extends string>(values: readonly V[], options: { title: string; description?: string; default?: V }) =>
-  Type.Union(values.map((v) => Type.Literal(v)), options)
+  StringEnum(values, options)
 
 const common = {
   name: Type.String({ title: 'Name', description: 'resource name (lower-case letters, digits and -)', minLength: 1, maxLength: 63, pattern: DNS_LABEL }),

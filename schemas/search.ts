@@ -1,9 +1,9 @@
 import { Type } from 'typebox'
-import { Timestamp } from './common.ts'
+import { Defaulted, Timestamp } from './common.ts'
 
 export const SearchQuery = Type.Object({
   q: Type.String({ minLength: 1, maxLength: 200, pattern: '\\S', description: 'matched literally, case-insensitive; must contain a non-space character (a blank query would match everything)' }),
-  limit: Type.Integer({ minimum: 1, maximum: 20, default: 5, description: 'results per group' }),
+  limit: Defaulted(Type.Integer({ minimum: 1, maximum: 20, default: 5, description: 'results per group' })),
 }, { additionalProperties: false })
 
 const NamedHit = Type.Object({ id: Type.String(), name: Type.String() }, { additionalProperties: false })

@@ -1,8 +1,8 @@
 // The user as the API shows it (API.md §2), and the profile requests.
 import { Type, type Static } from 'typebox'
-import { Timestamp } from './common.ts'
+import { StringEnum, Timestamp } from './common.ts'
 
-export const Role = Type.Union([Type.Literal('admin'), Type.Literal('user')], { description: 'admin may manage settings, plugins and other users' })
+export const Role = StringEnum(['admin', 'user'], { description: 'admin may manage settings, plugins and other users' })
 
 // Surrounding spaces are allowed (they are trimmed): what is pasted into a form often carries some.
 export const Email = Type.String({ pattern: '^\\s*[^\\s@]+@[^\\s@]+\\.[^\\s@]+\\s*$', minLength: 3, maxLength: 254, description: 'an email address; stored trimmed and lower-cased; unique' })
@@ -23,7 +23,7 @@ export const User = Type.Object({
   linked_providers: Type.Array(Type.String(), { description: 'OAuth providers linked to this account' }),
   created_at: Timestamp,
   updated_at: Timestamp,
-}, { additionalProperties: false })
+}, { $id: 'User', additionalProperties: false, description: 'a user as every reply shows it; no password or secret' })
 
 export type UserRecord = Static<typeof User>
 

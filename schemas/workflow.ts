@@ -7,9 +7,10 @@ import { PaginationQuery, PageOf } from './pagination.ts'
 export const WorkflowStatus = StringEnum(['draft', 'published', 'archived'])
 
 // Replies describe canvas documents without listing their keys: the serializer would otherwise reorder
-// them, and the canvas gets back exactly what it saved.
-const SavedNode = Type.Object({}, { additionalProperties: true, description: 'a canvas node as saved: id, type, position {x, y}, data, width?, height? and any other keys, unchanged' })
-const SavedEdge = Type.Object({}, { additionalProperties: true, description: 'a canvas edge as saved: id, source, target, sourceHandle?, targetHandle? and any other keys, unchanged' })
+// them, and the canvas gets back exactly what it saved. The OpenAPI document shows them as the request
+// side types them (CanvasNode, CanvasEdge: see plugins/swagger.ts).
+const SavedNode = Type.Object({}, { additionalProperties: true, 'x-document-as': 'CanvasNode', description: 'a canvas node as saved: id, type, position {x, y}, data, width?, height? and any other keys, unchanged' })
+const SavedEdge = Type.Object({}, { additionalProperties: true, 'x-document-as': 'CanvasEdge', description: 'a canvas edge as saved: id, source, target, sourceHandle?, targetHandle? and any other keys, unchanged' })
 const Metadata = Type.Record(Type.String(), Type.Unknown(), { description: 'free-form metadata of the client' })
 
 const Name = Type.String({ minLength: 1, maxLength: 200 })

@@ -4,18 +4,20 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { App } from '../../app-types.ts'
 import { AppError } from '../../errors.ts'
+import { rateLimited } from '../../../plugins/route-responses.ts'
 
 type Hook = (request: FastifyRequest, reply: FastifyReply) => Promise<void>
 
 function limiter(app: App, name: string, max: number, key: (request: FastifyRequest) => string | undefined): Hook {
   const check = app.createRateLimit({ max, timeWindow: app.config.AUTH_RATE_LIMIT_WINDOW_MS, keyGenerator: (req) => `${name}:${key(req)}` })
-  return async (request, reply) => {
+  // Marked, so every route using a limiter documents its 429 (plugins/route-responses.ts).
+  return rateLimited(async (request: FastifyRequest, reply: FastifyReply) => {
     if (key(request) === undefined) return
     const result = await check(request)
     if (result.isAllowed || !result.isExceeded) return
     reply.header('retry-after', String(result.ttlInSeconds))
     throw new AppError(429, `too many requests; retry in ${result.ttlInSeconds} s`)
-  }
+  })
 }
 
 /** Limits per client address, for the route called `name`. */

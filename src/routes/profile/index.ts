@@ -2,8 +2,10 @@
 import { Type } from 'typebox'
 import type { App } from '../../app-types.ts'
 import { errorResponses } from '../../../schemas/common.ts'
-import { ChangePasswordBody, UpdateProfileBody, User } from '../../../schemas/user.ts'
+import { ChangePasswordBody, UpdateProfileBody } from '../../../schemas/user.ts'
 import { perUser } from '../auth/rate-limits.ts'
+
+const User = Type.Ref('User')
 
 export default async function profileRoutes(app: App) {
   app.get('/', {

@@ -12,11 +12,11 @@ const READY_TIMEOUT_MS = 5000
 
 export default async function systemRoutes(app: App) {
   app.get('/healthz', {
-    schema: { tags: ['system'], summary: 'the process is alive', response: { 200: HealthResponse } },
+    schema: { tags: ['system'], operationId: 'getHealth', summary: 'the process is alive', response: { 200: HealthResponse } },
   }, async () => ({ status: 'ok' as const, version: APP_VERSION, uptime_seconds: process.uptime() }))
 
   app.get('/readyz', {
-    schema: { tags: ['system'], summary: 'the database answers', response: { 200: ReadyResponse, ...errorResponses(503) } },
+    schema: { tags: ['system'], operationId: 'getReadiness', summary: 'the database answers', response: { 200: ReadyResponse, ...errorResponses(503) } },
   }, async () => {
     let timer: NodeJS.Timeout | undefined
     const timeout = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error('timeout')), READY_TIMEOUT_MS) })
