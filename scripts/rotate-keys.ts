@@ -2,6 +2,7 @@
 // ENCRYPTION_KEYS_OLD. With the embedded database, stop the service first: one process owns DATA_DIR.
 import { MongoClient } from 'mongodb'
 import { loadConfig, ConfigError } from '../src/config.ts'
+import { loadDotEnv } from '../src/env-file.ts'
 import { startEmbeddedMongo } from '../src/embedded-mongo/index.ts'
 import { Sealer } from '../src/crypto/sealer.ts'
 import { loadKeyRing } from '../src/crypto/keyring.ts'
@@ -9,6 +10,7 @@ import { rotateKeys } from '../src/crypto/rotate.ts'
 
 let config
 try {
+  loadDotEnv() // the same .env as `npm start`, so the keys kept there are found
   config = loadConfig()
 } catch (err) {
   if (err instanceof ConfigError) { process.stderr.write(`${err.message}\n`); process.exit(1) }
