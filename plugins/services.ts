@@ -50,6 +50,7 @@ export default fp(async (app) => {
   const clusters = new ClusterService({
     clusters: clusterRepo, logs: new ClusterLogRepository(db), sealer, policy: outboundPolicy, oidc: new OidcTokenSource(outboundPolicy), bus,
     findUserIdByEmail: async (email) => (await app.usersRepository.findByEmail(email))?._id.toHexString() ?? null,
+    describeUser: async (id) => { const u = await app.usersRepository.findById(id); return u && { email: u.email, name: u.name } },
     timeoutMs: config.CLUSTER_TIMEOUT_MS,
   })
   const registries = new RegistryService({ registries: new RegistryRepository(db), sealer, policy: outboundPolicy })

@@ -28,7 +28,10 @@ const credentialProperties = {
 export const CredentialsObject = Type.Object(credentialProperties, { additionalProperties: false, description: 'the credential fields of auth_type; write-only' })
 
 export const CreateClusterBody = Type.Object({
-  name: Type.String({ minLength: 1, maxLength: 63, pattern: DNS_1123, description: 'DNS-1123 label, unique per owner; the key in paths' }),
+  name: Type.String({
+    minLength: 1, maxLength: 63, pattern: DNS_1123,
+    description: 'DNS-1123 label; the key in paths. Unique among the clusters the caller reaches (409 when one shared with them has it); `default` and id-shaped names (24 hexadecimal characters) are refused',
+  }),
   display_name: Type.Optional(Type.String({ maxLength: 200 })),
   description: Type.Optional(Type.String({ maxLength: 2000 })),
   server: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, description: 'API server URL (https); for kubeconfig it comes from the kubeconfig' })),
@@ -75,12 +78,19 @@ export const Cluster = Type.Object({
   }, { additionalProperties: false }),
   owner_id: Type.String(),
   access: StringEnum(['owner', 'viewer', 'deployer', 'admin'], { description: 'what the caller may do with it' }),
-  shared_with: Type.Array(Type.Object({ user_id: Type.String(), role: ShareRole }, { additionalProperties: false })),
+  shared_with: Type.Array(Type.Object({
+    user_id: Type.String(),
+    email: Type.Union([Type.String(), Type.Null()], { description: 'the user\'s current email; null once the account is gone' }),
+    name: Type.Union([Type.String(), Type.Null()], { description: 'the user\'s current name; null once the account is gone' }),
+    role: ShareRole,
+  }, { additionalProperties: false }), { description: 'with whom it is shared; shown to the owner and shared admins only (empty for others)' }),
   created_at: Timestamp,
   updated_at: Timestamp,
 }, { $id: 'Cluster', additionalProperties: false })
 
-export const ClusterParams = Type.Object({ name: Type.String({ minLength: 1, maxLength: 63 }) })
+const ClusterKey = Type.String({ minLength: 1, maxLength: 63, description: 'the cluster\'s name or its id (a name is never id-shaped)' })
+export const ClusterParams = Type.Object({ name: ClusterKey })
+export const ShareParams = Type.Object({ name: ClusterKey, user_id: Type.String({ minLength: 1, maxLength: 64, description: 'the user the cluster is shared with' }) })
 export const ClusterListQuery = PaginationQuery(['created_at', 'name', 'status', 'updated_at'], {
   status: Type.Optional(StringEnum(['unknown', 'connected', 'error'])),
 })

@@ -36,11 +36,14 @@ export interface ClusterDoc {
   updated_at: Date
 }
 
+/** A share as replies show it: who (their current email and name; null once the account is gone) and the role. */
+export interface ShareEntry { user_id: string; email: string | null; name: string | null; role: ShareRole }
+
 export interface Cluster {
   id: string; name: string; display_name: string; description: string; server: string; auth_type: AuthType
   status: ClusterStatus; status_message: string; last_checked_at: string | null; is_default: boolean
   labels: Record<string, string>; metadata: ClusterMetadataDoc; owner_id: string; access: Access
-  shared_with: Array<{ user_id: string; role: ShareRole }>; created_at: string; updated_at: string
+  shared_with: ShareEntry[]; created_at: string; updated_at: string
 }
 
 /** The stored record with the caller's access; what the service works with. */
@@ -56,7 +59,8 @@ export function toCluster(doc: ClusterDoc, userId: string): Cluster {
   return {
     id: _id, ...rest, is_default: default_of.includes(userId), access: accessOf(doc, userId) ?? 'viewer',
     // Only those who may share see with whom it is shared.
-    shared_with: ['owner', 'admin'].includes(accessOf(doc, userId) ?? '') ? doc.shared_with : [],
+    // Email and name are filled in by the cluster service, which reads the users.
+    shared_with: ['owner', 'admin'].includes(accessOf(doc, userId) ?? '') ? doc.shared_with.map((s) => ({ user_id: s.user_id, email: null, name: null, role: s.role })) : [],
     last_checked_at: last_checked_at ? last_checked_at.toISOString() : null, created_at: created_at.toISOString(), updated_at: updated_at.toISOString(),
   }
 }
@@ -104,7 +108,10 @@ export class ClusterRepository {
     return shared && { doc: shared, access: accessOf(shared, userId)! }
   }
 
-  /** By id or name, for references such as a workflow's cluster_id. */
+  /**
+   * By id or name: cluster paths and references such as a workflow's cluster_id. Names are never shaped
+   * like ids (the service refuses such names), so the two cannot be confused.
+   */
   async findByRef(userId: string, ref: string): Promise<ClusterRecord | null> {
     const byId = await this.c.findOne({ _id: ref, ...reachable(userId) })
     if (byId) return { doc: byId, access: accessOf(byId, userId)! }
@@ -141,6 +148,15 @@ export class ClusterRepository {
   async share(id: string, userId: string, role: ShareRole): Promise<ClusterDoc | null> {
     await this.c.updateOne({ _id: id }, { $pull: { shared_with: { user_id: userId } } })
     return this.c.findOneAndUpdate({ _id: id }, { $push: { shared_with: { user_id: userId, role } }, $set: { updated_at: this.now() } }, { returnDocument: 'after' })
+  }
+
+  /** Ends the user's share (and their default pointing here); null when the cluster has no share for them. */
+  async unshare(id: string, userId: string): Promise<ClusterDoc | null> {
+    return this.c.findOneAndUpdate(
+      { _id: id, 'shared_with.user_id': userId },
+      { $pull: { shared_with: { user_id: userId }, default_of: userId }, $set: { updated_at: this.now() } },
+      { returnDocument: 'after' },
+    )
   }
 
   async delete(id: string): Promise<boolean> {

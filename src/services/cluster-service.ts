@@ -5,7 +5,9 @@
 import type { KubeConfig } from '@kubernetes/client-node'
 import { k8s } from '../kube/client.ts'
 import { parseQuantity } from '../kube/quantity.ts'
-import { BadRequest, Conflict, Forbidden, NotFound, UpstreamError } from '../errors.ts'
+import { AppError, BadRequest, Conflict, Forbidden, NotFound, UpstreamError } from '../errors.ts'
+import { SealError } from '../crypto/sealer.ts'
+import { isId } from '../repositories/ids.ts'
 import type { EventBus } from '../events/bus.ts'
 import type { Sealer } from '../crypto/sealer.ts'
 import type { OutboundPolicy } from '../net/outbound-policy.ts'
@@ -28,6 +30,8 @@ export interface ClusterServiceDeps {
   oidc: OidcTokenSource
   bus: EventBus
   findUserIdByEmail: (email: string) => Promise<string | null>
+  /** A user's current email and name, for the shares a cluster lists; null when the account is gone. */
+  describeUser: (userId: string) => Promise<{ email: string; name: string } | null>
   timeoutMs: number
 }
 
@@ -45,6 +49,20 @@ export interface MetricsReport {
 
 const scalar = (q: string | undefined): number => { const v = parseQuantity(q); return Number.isFinite(v) ? v : 0 }
 
+/**
+ * Credentials that no longer open (sealed under a key this server does not have, or altered) are the
+ * service's own state, not the cluster's answer: 409, saying what to do about it.
+ */
+export function unreadableCredentials(doc: ClusterDoc): Conflict {
+  return new Conflict(`the stored credentials of cluster "${doc.name}" cannot be opened (was ENCRYPTION_KEY changed?); replace them with PUT /v1/api/clusters/${doc.name}/credentials`)
+}
+
+/** `default` is a path segment (GET /clusters/default) and an id-shaped name would shadow ids in paths. */
+function assertUsableName(name: string): void {
+  if (name === 'default') throw new BadRequest('name "default" is reserved: /clusters/default is the caller\'s default cluster')
+  if (isId(name)) throw new BadRequest('name must not look like a cluster id (24 hexadecimal characters): cluster paths accept ids too')
+}
+
 export class ClusterService {
   constructor(private readonly deps: ClusterServiceDeps) {}
 
@@ -54,7 +72,10 @@ export class ClusterService {
   private credentialsFrom(authType: AuthType, body: CredentialFields): ClusterCredentials {
     const topLevel = Object.fromEntries(CREDENTIAL_KEYS.filter((k) => body[k] !== undefined).map((k) => [k, body[k]]))
     if (body.credentials && Object.keys(topLevel).length) throw new BadRequest('give the credential fields either inside credentials or at the top level, not both')
-    return normaliseCredentials({ ...(body.credentials ?? topLevel), auth_type: authType } as ClusterCredentials)
+    const creds = normaliseCredentials({ ...(body.credentials ?? topLevel), auth_type: authType } as ClusterCredentials)
+    // Refused now what every connection would refuse; where the issuer's name points is checked on connection.
+    if (creds.auth_type === 'oidc') this.deps.policy.checkFormat(creds.issuer_url, 'issuer_url')
+    return creds
   }
 
   /** The API server a record talks to: a kubeconfig brings its own, every other type names one. */
@@ -73,7 +94,27 @@ export class ClusterService {
   private context(id: string): string { return `clusters:${id}` }
 
   private open(doc: ClusterDoc): ClusterCredentials {
-    return this.deps.sealer.open<ClusterCredentials>(doc.credentials_sealed, this.context(doc._id))
+    try {
+      return this.deps.sealer.open<ClusterCredentials>(doc.credentials_sealed, this.context(doc._id))
+    } catch (err) {
+      if (err instanceof SealError) throw unreadableCredentials(doc)
+      throw err
+    }
+  }
+
+  /** The reply shape, with each share's current email and name. */
+  private async present(cluster: Cluster, users = new Map<string, Promise<{ email: string; name: string } | null>>()): Promise<Cluster> {
+    if (!cluster.shared_with.length) return cluster
+    const shared_with = await Promise.all(cluster.shared_with.map(async ({ user_id, role }) => {
+      if (!users.has(user_id)) users.set(user_id, this.deps.describeUser(user_id))
+      const user = await users.get(user_id)!
+      return { user_id, email: user?.email ?? null, name: user?.name ?? null, role }
+    }))
+    return { ...cluster, shared_with }
+  }
+
+  private show(doc: ClusterDoc, userId: string): Promise<Cluster> {
+    return this.present(toCluster(doc, userId))
   }
 
   /** A KubeConfig for the record; for oidc, with a current ID token (a refreshed one is sealed and kept). */
@@ -96,8 +137,9 @@ export class ClusterService {
 
   // Access
 
+  /** The cluster a path names, by name or by id (names are never id-shaped, so this is unambiguous). */
   private async reach(userId: string, name: string, need: Access = 'viewer'): Promise<ClusterRecord> {
-    const record = await this.deps.clusters.findByName(userId, name)
+    const record = await this.deps.clusters.findByRef(userId, name)
     if (!record) throw new NotFound('cluster')
     if (RANK[record.access] < RANK[need]) throw new Forbidden(`this cluster is shared with you as ${record.access}; that does not allow this`)
     return record
@@ -120,6 +162,11 @@ export class ClusterService {
   // Endpoints
 
   async create(userId: string, body: CreateCluster): Promise<Cluster> {
+    assertUsableName(body.name)
+    // One name, one cluster for each user: an own cluster may not hide one shared with them (sharing checks
+    // the other direction).
+    const visible = await this.deps.clusters.findByName(userId, body.name)
+    if (visible && visible.access !== 'owner') throw new Conflict(`a cluster named "${body.name}" is already shared with you; choose another name`)
     const creds = this.credentialsFrom(body.auth_type, body)
     const server = await this.serverFor(creds, body.server)
     const id = this.deps.clusters.newId()
@@ -130,21 +177,23 @@ export class ClusterService {
     if (body.is_default) doc = (await this.deps.clusters.setDefault(userId, id)) ?? doc
     await this.deps.logs.add(id, 'create', true, `added (${body.auth_type})`)
     this.deps.bus.emit('cluster.changed', { owner_id: userId, cluster_id: id })
-    return toCluster(doc, userId)
+    return this.show(doc, userId)
   }
 
-  list(userId: string, req: PageRequest, filter: { status?: ClusterStatus } = {}): Promise<Page<Cluster>> {
-    return this.deps.clusters.list(userId, req, filter)
+  async list(userId: string, req: PageRequest, filter: { status?: ClusterStatus } = {}): Promise<Page<Cluster>> {
+    const page = await this.deps.clusters.list(userId, req, filter)
+    const users = new Map<string, Promise<{ email: string; name: string } | null>>()
+    return { ...page, items: await Promise.all(page.items.map((c) => this.present(c, users))) }
   }
 
   async get(userId: string, name: string): Promise<Cluster> {
-    return toCluster((await this.reach(userId, name)).doc, userId)
+    return this.show((await this.reach(userId, name)).doc, userId)
   }
 
   async getDefault(userId: string): Promise<Cluster> {
     const record = await this.deps.clusters.findDefault(userId)
     if (!record) throw new NotFound('default cluster')
-    return toCluster(record.doc, userId)
+    return this.show(record.doc, userId)
   }
 
   async update(userId: string, name: string, fields: { display_name?: string; description?: string; server?: string; labels?: Record<string, string> }): Promise<Cluster> {
@@ -157,7 +206,7 @@ export class ClusterService {
     const updated = await this.deps.clusters.update(doc._id, changes)
     if (!updated) throw new NotFound('cluster')
     await this.deps.logs.add(doc._id, 'update', true, `updated ${Object.keys(fields).join(', ')}`)
-    return toCluster(updated, userId)
+    return this.show(updated, userId)
   }
 
   async delete(userId: string, name: string): Promise<void> {
@@ -171,7 +220,7 @@ export class ClusterService {
     const { doc } = await this.reach(userId, name)
     const updated = await this.deps.clusters.setDefault(userId, doc._id)
     if (!updated) throw new NotFound('cluster')
-    return toCluster(updated, userId)
+    return this.show(updated, userId)
   }
 
   /** Records the outcome of talking to the cluster, and announces a change of status. */
@@ -194,7 +243,7 @@ export class ClusterService {
     try {
       result = await probeCluster(await this.connect(doc), this.deps.timeoutMs)
     } catch (err) {
-      const error = err instanceof UpstreamError || err instanceof BadRequest ? err : clusterUpstreamError(err)
+      const error = err instanceof UpstreamError || err instanceof BadRequest || err instanceof Conflict ? err : clusterUpstreamError(err)
       await this.record(doc, 'test', { ok: false, message: error.message })
       throw error instanceof BadRequest ? new UpstreamError(error.message) : error
     }
@@ -206,9 +255,9 @@ export class ClusterService {
     const { doc } = await this.reach(userId, name)
     try {
       const metadata = await clusterMetadata(await this.connect(doc), this.deps.timeoutMs)
-      return toCluster(await this.record(doc, 'refresh', { ok: true, message: `metadata refreshed: ${metadata.version}`, metadata }), userId)
+      return await this.show(await this.record(doc, 'refresh', { ok: true, message: `metadata refreshed: ${metadata.version}`, metadata }), userId)
     } catch (err) {
-      const error = err instanceof UpstreamError ? err : clusterUpstreamError(err)
+      const error = err instanceof UpstreamError || err instanceof Conflict ? err : clusterUpstreamError(err)
       await this.record(doc, 'refresh', { ok: false, message: error.message })
       throw error
     }
@@ -282,7 +331,7 @@ export class ClusterService {
       throw new UpstreamError(`the new credentials did not work, the old ones are kept: ${message}`)
     }
     const updated = await this.deps.clusters.update(doc._id, { server, auth_type: authType, credentials_sealed: this.deps.sealer.seal(creds, this.context(doc._id)) })
-    return toCluster(await this.record(updated ?? doc, 'credentials', { ok: true, message: 'credentials replaced' }), userId)
+    return this.show(await this.record(updated ?? doc, 'credentials', { ok: true, message: 'credentials replaced' }), userId)
   }
 
   async share(userId: string, name: string, email: string, role: ShareRole): Promise<Cluster> {
@@ -294,7 +343,15 @@ export class ClusterService {
     if (clash && clash.doc._id !== doc._id) throw new Conflict(`that user already reaches a cluster named "${doc.name}"`)
     const updated = await this.deps.clusters.share(doc._id, target, role)
     await this.deps.logs.add(doc._id, 'share', true, `shared as ${role}`)
-    return toCluster(updated ?? doc, userId)
+    return this.show(updated ?? doc, userId)
+  }
+
+  /** Ends a share (owner or shared admin); 404 when the cluster has no share for that user. */
+  async unshare(userId: string, name: string, targetUserId: string): Promise<void> {
+    const { doc } = await this.reach(userId, name, 'admin')
+    const updated = await this.deps.clusters.unshare(doc._id, targetUserId)
+    if (!updated) throw new NotFound('share')
+    await this.deps.logs.add(doc._id, 'share', true, 'share revoked')
   }
 
   // Health monitor
@@ -307,9 +364,7 @@ export class ClusterService {
       await this.record(doc, 'health_check', { ok: true, message: `healthy: ${info.version}`, metadata: { version: info.version, platform: info.platform } })
       return 'connected'
     } catch (err) {
-      const message = err instanceof UpstreamError || err instanceof BadRequest ? err.message
-        : (err as Error)?.name === 'SealError' ? 'credentials cannot be opened with the current encryption keys'
-          : describeClusterError(err)
+      const message = err instanceof AppError ? err.message : describeClusterError(err)
       await this.record(doc, 'health_check', { ok: false, message })
       return 'error'
     }

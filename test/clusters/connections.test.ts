@@ -161,6 +161,21 @@ t.test('new credentials replace the old ones only after they work', async (t) =>
   t.equal((await test('tok')).status, 200)
 })
 
+t.test('credentials that no longer open: test, refresh and metrics say so (409), and new credentials mend it', async (t) => {
+  t.equal((await create({ name: 'sealed-away', server: sim.url, auth_type: 'token', credentials: { token: sim.identities.admin.token, ca_data: sim.caPem } })).status, 201)
+  // Sealed under a key this server does not have, as after ENCRYPTION_KEY was replaced without rotation.
+  await app.db.collection('clusters').updateOne({ name: 'sealed-away' }, { $set: { credentials_sealed: 'sealed:v1:unknownkey00:AAAAAAAAAAAAAAAA:AAAA:AAAAAAAAAAAAAAAAAAAAAA' } })
+  const expected = 'the stored credentials of cluster "sealed-away" cannot be opened (was ENCRYPTION_KEY changed?); replace them with PUT /v1/api/clusters/sealed-away/credentials'
+  for (const [method, path] of [['POST', 'test'], ['POST', 'refresh'], ['GET', 'metrics']] as const) {
+    const res = await call(method, `/v1/api/clusters/sealed-away/${path}`)
+    t.equal(res.status, 409, path)
+    t.same(res.body, { error: expected }, path)
+  }
+  t.match((await call('GET', '/v1/api/clusters/sealed-away/status')).body, { status: 'error', status_message: expected }, 'the stored status says so too')
+  t.equal((await call('PUT', '/v1/api/clusters/sealed-away/credentials', { token: sim.identities.admin.token, ca_data: sim.caPem })).status, 200)
+  t.equal((await test('sealed-away')).status, 200, 'replaced credentials work')
+})
+
 t.test('default cluster', async (t) => {
   t.equal((await call('GET', '/v1/api/clusters/default')).status, 404)
   t.equal((await call('PUT', '/v1/api/clusters/sa/default')).body.is_default, true)

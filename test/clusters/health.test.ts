@@ -46,7 +46,7 @@ t.test('one round: the healthy cluster is done before the slow one times out', a
   t.match(await status('healthy'), { status: 'connected', status_message: /healthy/ })
   t.match(await status('down'), { status: 'error', status_message: /connection refused/ })
   t.match(await status('slow'), { status: 'error', status_message: /timed out/ })
-  t.match(await status('broken'), { status: 'error', status_message: 'credentials cannot be opened with the current encryption keys' })
+  t.match(await status('broken'), { status: 'error', status_message: /stored credentials of cluster "broken" cannot be opened \(was ENCRYPTION_KEY changed\?\)/ })
   for (const name of ['healthy', 'down', 'slow', 'broken']) t.ok((await status(name)).last_checked_at instanceof Date, `${name} checked`)
 })
 

@@ -22,7 +22,7 @@ t.equal((await call(owner, 'POST', '/v1/api/clusters', { name: 'prod', server: s
 const requests: Record<string, { body?: object }> = {
   getCluster: {}, updateCluster: { body: { description: 'mine now' } }, deleteCluster: {}, setDefaultCluster: {}, testCluster: {},
   refreshCluster: {}, getClusterStatus: {}, getClusterMetrics: {}, listClusterLogs: {}, updateClusterCredentials: { body: cred },
-  shareCluster: { body: { email: 'x@example.com', role: 'admin' } },
+  shareCluster: { body: { email: 'x@example.com', role: 'admin' } }, unshareCluster: {},
 }
 
 t.test('a user it is not shared with gets 404 on every cluster route, and nothing changes', async (t) => {
@@ -38,7 +38,7 @@ t.test('a user it is not shared with gets 404 on every cluster route, and nothin
     for (const [method, op] of Object.entries(ops)) {
       const req = requests[op.operationId]
       if (!t.ok(req, `${op.operationId} is in the table`)) continue
-      const res = await call(stranger, method.toUpperCase() as 'GET', path.replace('{name}', 'prod'), req.body)
+      const res = await call(stranger, method.toUpperCase() as 'GET', path.replace('{name}', 'prod').replace('{user_id}', stranger.user.id), req.body)
       t.equal(res.status, 404, `${method.toUpperCase()} ${path}`)
       checked++
     }
@@ -52,7 +52,7 @@ t.test('a user it is not shared with gets 404 on every cluster route, and nothin
 t.test('a viewer sees and tests it but cannot change, re-credential, share or delete it', async (t) => {
   const shared = await call(owner, 'POST', '/v1/api/clusters/prod/share', { email: viewer.user.email, role: 'viewer' })
   t.equal(shared.status, 200)
-  t.same(shared.body.shared_with, [{ user_id: viewer.user.id, role: 'viewer' }])
+  t.same(shared.body.shared_with, [{ user_id: viewer.user.id, email: viewer.user.email, name: viewer.user.name, role: 'viewer' }], 'the share names the user by email and name')
   const seen = await call(viewer, 'GET', '/v1/api/clusters/prod')
   t.match(seen.body, { name: 'prod', access: 'viewer', shared_with: [] })
   t.equal((await call(viewer, 'POST', '/v1/api/clusters/prod/test')).status, 200)
@@ -72,7 +72,9 @@ t.test('an admin share may update and share; only the owner deletes', async (t) 
   t.equal((await call(admin, 'PUT', '/v1/api/clusters/prod/credentials', cred)).status, 200)
   t.equal((await call(admin, 'DELETE', '/v1/api/clusters/prod')).status, 403)
   const re = await call(admin, 'POST', '/v1/api/clusters/prod/share', { email: viewer.user.email, role: 'deployer' })
-  t.same(re.body.shared_with.find((s: { user_id: string }) => s.user_id === viewer.user.id), { user_id: viewer.user.id, role: 'deployer' }, 'a new role replaces the old')
+  t.same(re.body.shared_with.find((s: { user_id: string }) => s.user_id === viewer.user.id), { user_id: viewer.user.id, email: viewer.user.email, name: viewer.user.name, role: 'deployer' }, 'a new role replaces the old')
+  const listed = (await call(owner, 'GET', '/v1/api/clusters')).body.clusters[0].shared_with
+  t.same(listed.map((s: { email: string; role: string }) => [s.email, s.role]).sort(), [[admin.user.email, 'admin'], [viewer.user.email, 'deployer']].sort(), 'lists show emails too')
   t.equal((await call(owner, 'POST', '/v1/api/clusters/prod/share', { email: 'nobody@example.com', role: 'viewer' })).status, 404)
   t.equal((await call(owner, 'POST', '/v1/api/clusters/prod/share', { email: owner.user.email, role: 'viewer' })).status, 400)
 })
@@ -81,6 +83,46 @@ t.test('sharing refuses a name the other user already reaches', async (t) => {
   t.equal((await call(stranger, 'POST', '/v1/api/clusters', { name: 'prod', server: sim.url, auth_type: 'token', credentials: cred })).status, 201, 'names are per owner')
   const res = await call(owner, 'POST', '/v1/api/clusters/prod/share', { email: stranger.user.email, role: 'viewer' })
   t.equal(res.status, 409)
+})
+
+t.test('an own cluster cannot take the name of one shared with the user; every cluster stays reachable by id', async (t) => {
+  const res = await call(viewer, 'POST', '/v1/api/clusters', { name: 'prod', server: sim.url, auth_type: 'token', credentials: cred })
+  t.equal(res.status, 409)
+  t.match(res.body.error, /"prod" is already shared with you/)
+  const seen = await call(viewer, 'GET', '/v1/api/clusters/prod')
+  t.equal(seen.body.owner_id, owner.user.id, 'the name still reaches the shared cluster')
+  t.equal((await call(viewer, 'GET', `/v1/api/clusters/${seen.body.id}`)).body.name, 'prod', 'and so does its id')
+  t.equal((await call(viewer, 'GET', `/v1/api/clusters/${seen.body.id}/status`)).body.name, 'prod', 'on every :name path')
+  // A clash stored before names were checked: the own cluster keeps the name, the shared one its id.
+  const legacy = (await app.db.collection('clusters').findOne({ name: 'prod', owner_id: owner.user.id }))!
+  await app.db.collection('clusters').insertOne({ ...legacy, _id: 'abcdefabcdefabcdefabcdef' as never, owner_id: viewer.user.id, shared_with: [], default_of: [] })
+  t.equal((await call(viewer, 'GET', '/v1/api/clusters/prod')).body.id, 'abcdefabcdefabcdefabcdef', 'by name: the own one')
+  t.equal((await call(viewer, 'GET', `/v1/api/clusters/${seen.body.id}`)).body.owner_id, owner.user.id, 'by id: the shared one')
+  await app.db.collection('clusters').deleteOne({ _id: 'abcdefabcdefabcdefabcdef' as never })
+  t.equal((await call(stranger, 'GET', `/v1/api/clusters/${seen.body.id}`)).status, 404, 'an id reaches nothing that is not shared with the caller')
+})
+
+t.test('revoking a share: owner or shared admin, 204, then the user no longer reaches it', async (t) => {
+  const cluster = (await call(owner, 'GET', '/v1/api/clusters/prod')).body
+  t.equal((await call(viewer, 'PUT', '/v1/api/clusters/prod/default')).status, 200)
+  let res = await call(viewer, 'DELETE', `/v1/api/clusters/prod/share/${admin.user.id}`)
+  t.equal(res.status, 403, 'a deployer may not revoke')
+  res = await call(admin, 'DELETE', `/v1/api/clusters/prod/share/${viewer.user.id}`)
+  t.equal(res.status, 204, 'a shared admin may')
+  t.equal(res.body, undefined)
+  t.equal((await call(viewer, 'GET', '/v1/api/clusters/prod')).status, 404, 'the user no longer reaches it by name')
+  t.equal((await call(viewer, 'GET', `/v1/api/clusters/${cluster.id}`)).status, 404, 'nor by id')
+  t.equal((await call(viewer, 'GET', '/v1/api/clusters/default')).status, 404, 'nor as their default')
+  t.equal((await call(viewer, 'GET', '/v1/api/clusters')).body.total, 0)
+  res = await call(owner, 'DELETE', `/v1/api/clusters/prod/share/${viewer.user.id}`)
+  t.equal(res.status, 404, 'no such share any more')
+  t.equal(res.body.error, 'share not found')
+  t.equal((await call(owner, 'DELETE', '/v1/api/clusters/prod/share/not-a-user')).status, 404)
+  t.equal((await call(owner, 'DELETE', `/v1/api/clusters/prod/share/${owner.user.id}`)).status, 404, 'the owner holds no share')
+  t.equal((await call(owner, 'DELETE', `/v1/api/clusters/prod/share/${admin.user.id}`)).status, 204, 'the owner may')
+  t.same((await call(owner, 'GET', '/v1/api/clusters/prod')).body.shared_with, [])
+  const log = (await call(owner, 'GET', '/v1/api/clusters/prod/logs?limit=50')).body.logs
+  t.equal(log.filter((l: { message: string }) => l.message === 'share revoked').length, 2, 'each revocation is logged')
 })
 
 t.test('the owner deletes; then it is gone for everyone', async (t) => {

@@ -3,13 +3,15 @@ import { Type } from 'typebox'
 import type { App } from '../../app-types.ts'
 import { errorResponses } from '../../../schemas/common.ts'
 import {
-  CreateClusterBody, UpdateClusterBody, UpdateCredentialsBody, ShareBody, ClusterParams, ClusterListQuery, ClusterList,
+  CreateClusterBody, UpdateClusterBody, UpdateCredentialsBody, ShareBody, ClusterParams, ShareParams, ClusterListQuery, ClusterList,
   TestResult, ClusterStatus, ClusterMetrics, ConnectionLogQuery, ConnectionLogList,
 } from '../../../schemas/cluster.ts'
 import { pageReply } from '../../repositories/pagination.ts'
 
 const tags = ['clusters']
 const ClusterRef = Type.Ref('Cluster')
+// Routes that open the stored credentials answer this when they no longer open (the service's own state).
+const unreadable = { 409: Type.Ref('ErrorResponse', { description: 'the stored credentials cannot be opened (ENCRYPTION_KEY changed?); replace them with PUT /v1/api/clusters/{name}/credentials' }) }
 
 export default async function clusterRoutes(app: App) {
   const service = app.services.clusters
@@ -17,6 +19,7 @@ export default async function clusterRoutes(app: App) {
   app.post('/v1/api/clusters', {
     schema: {
       tags, operationId: 'createCluster', summary: 'add a cluster; its credentials are sealed and never returned',
+      description: 'The name must not be `default` (a path segment) nor id-shaped, and must differ from the clusters shared with the caller (409). Every `:name` path also accepts the cluster\'s id.',
       body: CreateClusterBody, response: { 201: ClusterRef, ...errorResponses(400, 401, 409) },
     },
   }, async (req, reply) => reply.code(201).send(await service.create(req.user.id, req.body)))
@@ -63,14 +66,14 @@ export default async function clusterRoutes(app: App) {
   app.post('/v1/api/clusters/:name/test', {
     schema: {
       tags, operationId: 'testCluster', summary: 'connect with the stored credentials; the stored status is updated either way',
-      params: ClusterParams, response: { 200: TestResult, ...errorResponses(401, 404, 502) },
+      params: ClusterParams, response: { 200: TestResult, ...errorResponses(401, 404, 502), ...unreadable },
     },
   }, async (req) => service.test(req.user.id, req.params.name))
 
   app.post('/v1/api/clusters/:name/refresh', {
     schema: {
       tags, operationId: 'refreshCluster', summary: 'read version, platform, node count and namespaces from the cluster',
-      params: ClusterParams, response: { 200: ClusterRef, ...errorResponses(401, 404, 502) },
+      params: ClusterParams, response: { 200: ClusterRef, ...errorResponses(401, 404, 502), ...unreadable },
     },
   }, async (req) => service.refresh(req.user.id, req.params.name))
 
@@ -81,7 +84,7 @@ export default async function clusterRoutes(app: App) {
   app.get('/v1/api/clusters/:name/metrics', {
     schema: {
       tags, operationId: 'getClusterMetrics', summary: 'CPU and memory use from metrics.k8s.io, with node capacity; capacity only when metrics are not installed',
-      params: ClusterParams, response: { 200: ClusterMetrics, ...errorResponses(401, 404, 502) },
+      params: ClusterParams, response: { 200: ClusterMetrics, ...errorResponses(401, 404, 502), ...unreadable },
     },
   }, async (req) => service.metrics(req.user.id, req.params.name))
 
@@ -105,4 +108,14 @@ export default async function clusterRoutes(app: App) {
       params: ClusterParams, body: ShareBody, response: { 200: ClusterRef, ...errorResponses(400, 401, 403, 404, 409) },
     },
   }, async (req) => service.share(req.user.id, req.params.name, req.body.email, req.body.role))
+
+  app.delete('/v1/api/clusters/:name/share/:user_id', {
+    schema: {
+      tags, operationId: 'unshareCluster', summary: 'revoke a share (owner or shared admin); the user no longer reaches the cluster',
+      params: ShareParams, response: { 204: Type.Null({ description: 'revoked' }), ...errorResponses(400, 401, 403, 404) },
+    },
+  }, async (req, reply) => {
+    await service.unshare(req.user.id, req.params.name, req.params.user_id)
+    return reply.code(204).send(null)
+  })
 }
