@@ -115,7 +115,7 @@ export class Executor implements CallContext {
       case 'action': {
         if (this.onAction !== null) this.syntax = new Map()
         const val = this.evalPipeline(dot, node.pipe)
-        if (node.pipe.decl.length === 0) this.printAction(node.pos, val)
+        if (node.pipe.decl.length === 0) this.printAction(node.pos, node.pipe, val)
         return
       }
       case 'break': throw BREAK
@@ -130,8 +130,10 @@ export class Executor implements CallContext {
     }
   }
 
-  private printAction(pos: number, val: GoValue): void {
+  private printAction(pos: number, pipe: PipeNode, val: GoValue): void {
     this.at(pos)
+    // In a manifest a missing value is a mistake to report, not "<no value>" to deploy.
+    if (val === undefined && this.onAction !== null) this.fail(`${nodeString(pipe)} has no value (use default to give one)`)
     let text: string
     try {
       text = val === undefined ? '<no value>' : printValue(val, this.maxLength)
