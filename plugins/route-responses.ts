@@ -4,7 +4,8 @@
 //
 // - 400: the route validates a path parameter, the query string or a body; or it takes a body at all, since
 //   a body that is not JSON is refused before any schema runs.
-// - 404: the path has a parameter (an unknown or foreign id).
+// - 404, 414: the path has a parameter: an unknown or foreign id, or one longer than the router accepts
+//   (maxParamLength).
 // - 413, 415: the method carries a body (Fastify parses bodies for every method but GET, HEAD and TRACE,
 //   whether or not the route declares one): too large, or not JSON.
 // - 429: a rate limiter guards the route (a `config.rateLimit` of @fastify/rate-limit, or a hook marked with
@@ -42,10 +43,10 @@ export function impliedStatuses(route: RouteOptions): number[] {
   const validates = ['params', 'querystring', 'body', 'headers'].some((part) => schema[part] !== undefined)
   const codes: number[] = []
   if (validates || takesBody) codes.push(400)
-  if (hasParams) codes.push(404)
+  if (hasParams) codes.push(404, 414)
   if (takesBody) codes.push(413, 415)
   if (hasRateLimit(route)) codes.push(429)
-  return codes
+  return codes.sort((a, b) => a - b)
 }
 
 export default fp(async (app) => {

@@ -12,6 +12,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   404: 'not found, or not yours',
   409: 'duplicate or state conflict',
   413: 'request body too large',
+  414: 'a path parameter is too long',
   415: 'unsupported content type',
   429: 'rate limited',
   502: 'the cluster, registry or git host answered badly or not at all',

@@ -153,7 +153,8 @@ t.test('statuses follow from the declaration: 400 with input, 404 with a path id
     if ((op.parameters ?? []).length > 0 || BODY_METHODS.has(method)) t.ok(codes.has('400'), `${where}: 400`)
     t.equal(codes.has('413'), BODY_METHODS.has(method), `${where}: 413`)
     t.equal(codes.has('415'), BODY_METHODS.has(method), `${where}: 415`)
-    if (path.includes('{')) t.ok(codes.has('404'), `${where}: 404`)
+    if (path.includes('{')) t.ok(codes.has('404') && codes.has('414'), `${where}: 404 and 414`)
+    else t.notOk(codes.has('414'), `${where}: no 414`)
   }
   const limited = operations.filter((o) => o.op.responses?.['429']).map((o) => o.op.operationId).sort()
   t.same(limited, ['changePassword', 'exchangeOAuthCode', 'finishOAuthSignIn', 'login', 'refreshToken', 'register', 'startOAuthSignIn'], '429 exactly where a limiter runs')
@@ -177,7 +178,10 @@ t.test('what a route answers to malformed requests is documented', async (t) => 
       if (expected !== undefined) t.equal(res.statusCode, expected, `${method} ${path} ${what}`)
       checked++
     }
-    if (path.includes('{')) await send('unknown id', BODY_METHODS.has(method) ? { payload: '{}', headers: { 'content-type': 'application/json' } } : {})
+    if (path.includes('{')) {
+      await send('unknown id', BODY_METHODS.has(method) ? { payload: '{}', headers: { 'content-type': 'application/json' } } : {})
+      await send('over-long id', { url: path.replace(/\{[A-Za-z_]+\}/g, 'x'.repeat(300)) }, 414)
+    }
     if ((op.parameters ?? []).some((p) => p.in === 'query')) await send('unknown query parameter', { url: `${url}?page=0&limit=0&v1=0&image=&q=` })
     if (BODY_METHODS.has(method)) {
       await send('XML body', { payload: '<a/>', headers: { 'content-type': 'application/xml' } }, 415)
