@@ -39,7 +39,9 @@ export interface ActionHook {
 const utf8Length = (s: string) => Buffer.byteLength(s, 'utf8')
 
 export class Executor implements CallContext {
-  private vars: { name: string; value: GoValue }[] = []
+  // `wrapped`: the value is an interface{} element of a slice or map, as Go's range hands it out.
+  private vars: { name: string; value: GoValue; wrapped?: boolean }[] = []
+  private dotWrapped = false
   private readonly chunks: string[] = []
   private outputBytes = 0
   private pos = 0
@@ -94,7 +96,7 @@ export class Executor implements CallContext {
   private setVar(name: string, value: GoValue): void {
     for (let i = this.vars.length - 1; i >= 0; i--) {
       if (this.vars[i].name === name) {
-        this.vars[i].value = value
+        this.vars[i] = { name, value }
         return
       }
     }
@@ -103,6 +105,10 @@ export class Executor implements CallContext {
   private varValue(name: string): GoValue {
     for (let i = this.vars.length - 1; i >= 0; i--) if (this.vars[i].name === name) return this.vars[i].value
     this.fail(`undefined variable: ${name}`)
+  }
+  private isWrappedVar(name: string): boolean {
+    for (let i = this.vars.length - 1; i >= 0; i--) if (this.vars[i].name === name) return this.vars[i].wrapped === true
+    return false
   }
   private enter(): void {
     if (++this.depth > this.limits.maxDepth) this.fail(`nesting deeper than ${this.limits.maxDepth} levels`)
@@ -149,8 +155,12 @@ export class Executor implements CallContext {
     const mark = this.vars.length
     this.enter()
     const val = this.evalPipeline(dot, node.pipe)
-    if (isTrue(val)) this.walk(isWith ? val : dot, node.list)
-    else if (node.elseList !== null) this.walk(dot, node.elseList)
+    if (isTrue(val)) {
+      const outerWrapped = this.dotWrapped
+      if (isWith) this.dotWrapped = false
+      this.walk(isWith ? val : dot, node.list)
+      this.dotWrapped = outerWrapped
+    } else if (node.elseList !== null) this.walk(dot, node.elseList)
     this.depth--
     this.vars.length = mark
   }
@@ -164,14 +174,17 @@ export class Executor implements CallContext {
     const declCount = node.pipe.decl.length
     const oneIteration = (index: GoValue, elem: GoValue): boolean => {
       if (++this.iterations > this.limits.maxRangeIterations) this.fail(`more than ${this.limits.maxRangeIterations} range iterations`)
-      if (declCount > 0) this.vars[this.vars.length - 1].value = elem
+      if (declCount > 0) Object.assign(this.vars[this.vars.length - 1], { value: elem, wrapped: true })
       if (declCount > 1) this.vars[this.vars.length - 2].value = index
+      const outerWrapped = this.dotWrapped
+      this.dotWrapped = true
       try {
         this.walk(elem, node.list)
       } catch (e) {
         if (e === BREAK) return false
         if (e !== CONTINUE) throw e
       } finally {
+        this.dotWrapped = outerWrapped
         this.vars.length = mark
       }
       return true
@@ -308,6 +321,18 @@ export class Executor implements CallContext {
       }
       if (final !== MISSING) v = final
       return v
+    }
+    if (name === 'slice') {
+      // Go hands slice its indexes as reflect.Values without unwrapping interfaces, so an index read
+      // straight from a map or slice element (interface{}) is refused there, unlike in index.
+      for (const a of args.slice(1)) {
+        const wrapped = a.kind === 'field' || a.kind === 'chain' || (a.kind === 'dot' && this.dotWrapped) ||
+          (a.kind === 'variable' && (a.ident.length > 1 || this.isWrappedVar(a.ident[0])))
+        if (wrapped && this.evalArg(dot, 'value', a) !== undefined) {
+          this.at(node.pos)
+          this.fail('error calling slice: cannot index slice/array with type interface {}')
+        }
+      }
     }
     const argv: GoValue[] = []
     let i = 0

@@ -7,7 +7,7 @@ import { buildReference, goUnavailable, renderWithGo } from './go-reference.ts'
 import { DATA, templateArb } from './arbitraries.ts'
 
 const skip = goUnavailable()
-const RUNS = 600
+const RUNS = Number(process.env.TEMPLATE_DIFF_RUNS ?? 600)
 
 t.test(`${RUNS} generated templates render exactly as in Go`, { skip: skip ?? false }, async (t) => {
   const seed = Number(process.env.TEMPLATE_FUZZ_SEED ?? Date.now() % 2 ** 31)
