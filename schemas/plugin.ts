@@ -43,10 +43,13 @@ export const ConfigField = Type.Object({
   default: Type.Optional(Type.Union([Type.String({ maxLength: 16_384 }), Type.Number(), Type.Boolean()], {
     description: 'matches the type: a number for number, a boolean for boolean, a string for string, textarea and select (one of options); secret fields have none',
   })),
-  required: Type.Boolean({ default: false, description: 'the node needs a value (or the default) before it can run' }),
+  required: Type.Optional(Type.Boolean({ default: false, description: 'the node needs a value (or the default) before it can run; false when omitted' })),
   options: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { minItems: 1, maxItems: 100, description: 'select only: the choices, unique strings (even numeric-looking ones)' })),
   description: Type.Optional(Type.String({ maxLength: 1000 })),
 }, { additionalProperties: false })
+
+/** A config field as stored and answered: `required` is always there. */
+const StoredConfigField = Type.Object({ ...ConfigField.properties, required: Type.Boolean() }, { additionalProperties: false })
 
 export const CrdReference = Type.Object({
   group: Type.String({ maxLength: 253, pattern: DNS_SUBDOMAIN_WITH_DOT, description: 'API group, a DNS subdomain with at least one dot (e.g. cert-manager.io)' }),
@@ -58,11 +61,11 @@ export const CrdReference = Type.Object({
 const definitionProperties = {
   name: Type.String({ minLength: 1, maxLength: 63, pattern: DNS_LABEL, description: 'plugin identifier: lower-case letters, digits and -; unique' }),
   display_name: Type.String({ minLength: 1, maxLength: 100, description: 'label shown to users' }),
-  description: Type.String({ maxLength: 2000, default: '', description: 'what the plugin does; should name the operator to install' }),
+  description: Type.Optional(Type.String({ maxLength: 2000, default: '', description: 'what the plugin does; should name the operator to install' })),
   category: StringEnum(PLUGIN_CATEGORIES, { description: 'one of the plugin categories (GET /plugins/categories)' }),
-  icon: Type.String({ minLength: 1, maxLength: 100, default: 'plugin', description: 'icon name' }),
+  icon: Type.Optional(Type.String({ minLength: 1, maxLength: 100, default: 'plugin', description: 'icon name ("plugin" when omitted)' })),
   crd: CrdReference,
-  config_fields: Type.Array(ConfigField, { maxItems: 100, default: [], description: 'settings shown in the node settings panel' }),
+  config_fields: Type.Optional(Type.Array(ConfigField, { maxItems: 100, default: [], description: 'settings shown in the node settings panel' })),
   template: Type.String({ minLength: 1, maxLength: MAX_TEMPLATE_LENGTH, description: 'manifest in Go text/template syntax (API.md §6); reads only .name, .namespace and the config fields; renders the custom resource named by `crd`' }),
 }
 
@@ -84,7 +87,7 @@ export const Plugin = Type.Object({
   ...definitionProperties,
   description: Type.String(),
   icon: Type.String(),
-  config_fields: Type.Array(ConfigField),
+  config_fields: Type.Array(StoredConfigField),
   version: Type.String({ description: 'MAJOR.MINOR.PATCH: minor +1 when config_fields change, patch +1 when only the template changes' }),
   enabled: Type.Boolean({ description: 'an enabled plugin is a node type in the palette (GET /templates); a new plugin starts disabled' }),
   builtin: Type.Boolean({ description: 'from the built-in catalogue (loaded at start-up)' }),

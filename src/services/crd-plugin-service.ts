@@ -109,12 +109,15 @@ function checkReferences(template: Template, fields: ConfigField[]): void {
   }
 }
 
-/** The values a node would give the template: every field set (`full`), or only what a minimal node has. */
+/**
+ * The values a node would give the template: every field set (`full`), or only what a minimal node has,
+ * where an optional field without a default is the empty string, as the renderer (src/manifests) passes it.
+ */
 function sampleValues(fields: ConfigField[], full: boolean): Record<string, unknown> {
   const values: Record<string, unknown> = { name: SAMPLE_NAME, namespace: SAMPLE_NAMESPACE }
   for (const f of fields) {
     if (f.default !== undefined) values[f.name] = f.default
-    else if (full || f.required) values[f.name] = SAMPLE_VALUE[f.type](f)
+    else values[f.name] = full || f.required ? SAMPLE_VALUE[f.type](f) : ''
   }
   return values
 }

@@ -1,8 +1,10 @@
-// Every built-in plugin, rendered with its defaults (and a plain value for each required field without one),
-// yields the custom resource its operator's published model accepts. Operators without a model package
-// are still held to the registration checks (the rendered kind and apiVersion match `crd`).
+// Every built-in plugin, as a canvas node with only its defaults (and a plain value for each required field
+// without one), renders through the workflow renderer into the custom resource its operator's published
+// model accepts. Operators without a model package are still held to the registration checks (the
+// rendered kind and apiVersion match `crd`).
 import t from 'tap'
 import { parseTemplate, renderManifestTemplate } from '../../src/templating/index.ts'
+import { renderWorkflow } from '../../src/manifests/index.ts'
 import { BUILTIN_PLUGINS } from '../../src/services/plugin-catalogue/index.ts'
 import { checkDefinition } from '../../src/services/crd-plugin-service.ts'
 import { PLUGIN_CATEGORIES } from '../../schemas/plugin.ts'
@@ -40,13 +42,16 @@ const MODELS: Record<string, { model: ModelClass; apiVersion?: string }> = {
 
 const SAMPLE: Record<string, string | number | boolean> = { string: 'example', textarea: 'echo hello', number: 2, boolean: true, secret: 'not-a-real-secret' }
 
-function valuesWithDefaults(p: (typeof BUILTIN_PLUGINS)[number]): Record<string, unknown> {
-  const values: Record<string, unknown> = { name: 'demo', namespace: 'apps' }
-  for (const f of p.config_fields) {
-    if (f.default !== undefined) values[f.name] = f.default
-    else if (f.required) values[f.name] = SAMPLE[f.type]
-  }
-  return values
+/** Node data as a user who filled in only the required fields leaves it (defaults apply at render time). */
+function minimalNodeData(p: (typeof BUILTIN_PLUGINS)[number]): Record<string, unknown> {
+  const data: Record<string, unknown> = { name: 'demo', namespace: 'apps', pluginId: p.name }
+  for (const f of p.config_fields) if (f.default === undefined && f.required) data[f.name] = SAMPLE[f.type]
+  return data
+}
+
+async function renderAsNode(p: (typeof BUILTIN_PLUGINS)[number]) {
+  const lookup = (id: string) => id === p.name ? { ...p, id: p.name, enabled: true, config_fields: p.config_fields.map((f) => ({ ...f, required: f.required ?? false })) } : null
+  return renderWorkflow({ nodes: [{ id: 'n1', type: 'plugin', data: minimalNodeData(p) }], edges: [] }, { workflowId: 'wf', plugins: lookup, revealSecrets: true })
 }
 
 t.test('the catalogue has at least 13 plugins, unique names, and at least one per category', async (t) => {
@@ -65,9 +70,12 @@ t.test('every catalogue entry passes the registration checks', async (t) => {
 t.test('each plugin with a model package renders, with its defaults, a resource the model accepts', async (t) => {
   t.equal(Object.keys(MODELS).filter((name) => BUILTIN_PLUGINS.some((p) => p.name === name)).length, Object.keys(MODELS).length, 'every model maps to a catalogue entry')
   for (const p of BUILTIN_PLUGINS) {
-    const docs = renderManifestTemplate(parseTemplate(p.template, { name: p.name }), valuesWithDefaults(p))
-    t.equal(docs.length, 1, `${p.name} renders one document`)
-    const [doc] = docs
+    const { objects, diagnostics } = await renderAsNode(p)
+    t.same(diagnostics.filter((d) => d.severity === 'error'), [], `${p.name} renders without errors`)
+    // The renderer puts the node's namespace in front of it; the plugin itself yields one object.
+    const own = objects.filter((o) => o.object.kind !== 'Namespace')
+    t.equal(own.length, 1, `${p.name} renders one object`)
+    const doc = own[0]?.object
     t.match(doc, { apiVersion: `${p.crd.group}/${p.crd.version}`, kind: p.crd.kind, metadata: { name: 'demo', namespace: 'apps' } }, `${p.name} is the ${p.crd.kind} it declares`)
     const entry = MODELS[p.name]
     if (!entry) continue
@@ -78,6 +86,6 @@ t.test('each plugin with a model package renders, with its defaults, a resource 
 
 t.test('the model check is not vacuous: a resource with a wrongly typed field is refused', async (t) => {
   const cert = BUILTIN_PLUGINS.find((p) => p.name === 'cert-manager-certificate')!
-  const [doc] = renderManifestTemplate(parseTemplate(cert.template), valuesWithDefaults(cert)) as Array<{ spec: Record<string, unknown> }>
+  const [doc] = renderManifestTemplate(parseTemplate(cert.template), { ...minimalNodeData(cert), issuerKind: 'Issuer', privateKeyAlgorithm: 'RSA', issuerName: 'x', duration: '1h', renewBefore: '1m' }) as Array<{ spec: Record<string, unknown> }>
   t.throws(() => new Certificate({ ...doc, spec: { ...doc.spec, dnsNames: 'not-a-list' } } as never).validate())
 })

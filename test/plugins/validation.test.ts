@@ -1,6 +1,7 @@
 // Registration refuses every definition that could not work, one rule at a time, with a 400 that says which
 // rule, and writes nothing. The same checks guard PUT (proved in routes.test.ts).
 import t from 'tap'
+import { readFile } from 'node:fs/promises'
 import { startTestApp } from '../helpers/app.ts'
 import { registerUser } from '../helpers/auth.ts'
 import { widget, withField, WIDGET_TEMPLATE } from './fixtures.ts'
@@ -75,4 +76,13 @@ t.test('numeric-looking select options stay strings and a matching string defaul
   t.equal(res.statusCode, 201, res.body)
   t.same(res.json().config_fields[1].options, ['1', '2'])
   t.equal(res.json().config_fields[1].default, '2')
+})
+
+t.test('the complete example definition in the README registers as documented', async (t) => {
+  const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8')
+  const example = /<<'JSON'\n([\s\S]*?)\nJSON\n/.exec(readme.slice(readme.indexOf('## Plugins')))
+  if (!t.ok(example, 'the Plugins section has an example definition')) return
+  const res = await register(JSON.parse(example![1]))
+  t.equal(res.statusCode, 201, res.body)
+  t.match(res.json(), { name: 'redis-failover', version: '1.0.0', enabled: false, builtin: false })
 })

@@ -1,7 +1,8 @@
 // Helpers that keep catalogue entries short and typed like a registration body.
 import type { ConfigFieldInput, CreatePluginInput } from '../../../schemas/plugin.ts'
 
-export type CatalogueEntry = CreatePluginInput & { version: string }
+/** Catalogue entries spell out what a registration may omit: their own version, a description, the fields. */
+export type CatalogueEntry = CreatePluginInput & { version: string; description: string; config_fields: ConfigFieldInput[] }
 
 type Extra = Partial<Pick<ConfigFieldInput, 'required' | 'description'>>
 
