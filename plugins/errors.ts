@@ -1,21 +1,35 @@
 // The one place failures become replies. Every reply is `{error}`; 5xx details go to the log only.
+// Malformed requests are refused here too, before any route or the auth check sees them, so the answer
+// is the same whether or not a route exists: the JSON body parser (src/json-body.ts) and the URL shape.
+// (Errors raised while routing or by Node's HTTP parser are answered by src/fastify-options.ts.)
 import fp from 'fastify-plugin'
 import type { FastifyError } from 'fastify'
 import { AppError } from '../src/errors.ts'
+import { useJsonBodyParser } from '../src/json-body.ts'
+import { MAX_PATH_SEGMENT } from '../src/fastify-options.ts'
 
 const FASTIFY_MESSAGES: Record<string, (err: FastifyError, limit: number) => string> = {
   FST_ERR_CTP_BODY_TOO_LARGE: (_e, limit) => `request body is larger than ${limit} bytes`,
   FST_ERR_CTP_INVALID_MEDIA_TYPE: () => 'unsupported content type; send application/json',
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => 'request body does not match its content-length',
-  FST_ERR_CTP_EMPTY_JSON_BODY: () => 'body must not be empty when content-type is application/json',
   FST_ERR_CTP_INVALID_JSON_BODY: () => 'body is not valid JSON',
   FST_ERR_CTP_INVALID_TYPE: () => 'invalid content type',
-  FST_ERR_BAD_URL: () => 'malformed URL',
+  FST_ERR_BAD_URL: () => 'malformed URL: bad percent-encoding',
   FST_ERR_ASYNC_CONSTRAINT: () => 'malformed request',
 }
 
 export default fp(async (app) => {
   const bodyLimit = app.config.BODY_LIMIT_BYTES
+  useJsonBodyParser(app)
+
+  // The router answers 414 for an over-long parameter of a route that exists; this answers the same for
+  // any path, before the auth check, so the status cannot tell which routes exist.
+  app.addHook('onRequest', async (request, reply) => {
+    const path = request.url.split('?')[0]!
+    if (path.split('/').some((segment) => segment.length > MAX_PATH_SEGMENT)) {
+      return reply.code(414).send({ error: `URL path segment is longer than ${MAX_PATH_SEGMENT} characters` })
+    }
+  })
 
   app.setErrorHandler((err: FastifyError, request, reply) => {
     if (err instanceof AppError) {

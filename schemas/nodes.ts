@@ -3,6 +3,7 @@
 // per node by validateNode. Each property's title/description/default also feeds the component palette
 // (GET /templates), so the two cannot drift apart.
 import { Type, type TSchema, type TObject } from 'typebox'
+import { JSON_LIMITS_TEXT } from './json.ts'
 import { StringEnum } from './common.ts'
 
 const DNS_LABEL = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$'
@@ -148,7 +149,7 @@ export const CanvasNode = Type.Object({
   id: Type.String({ minLength: 1, maxLength: 200 }),
   type: Type.String({ minLength: 1, maxLength: 100 }),
   position: Type.Optional(Type.Object({ x: Type.Number(), y: Type.Number() }, { additionalProperties: true })),
-  data: Type.Optional(Type.Object({}, { additionalProperties: true })),
+  data: Type.Optional(Type.Object({}, { additionalProperties: true, description: `the node type's settings (GET /templates) and any keys of the canvas; ${JSON_LIMITS_TEXT}` })),
   width: Type.Optional(Type.Union([Type.Number(), Type.Null()])),
   height: Type.Optional(Type.Union([Type.Number(), Type.Null()])),
 }, { additionalProperties: true, description: 'React Flow node; unknown keys are stored and returned unchanged' })

@@ -1,6 +1,7 @@
 // Workflows, versions and runs as the API shows them (API.md §3).
 import { Type } from 'typebox'
 import { Timestamp, Id, StringEnum } from './common.ts'
+import { FreeObject } from './json.ts'
 import { CanvasNode, CanvasEdge, MAX_NODES, MAX_EDGES } from './nodes.ts'
 import { PaginationQuery, PageOf } from './pagination.ts'
 
@@ -11,7 +12,7 @@ export const WorkflowStatus = StringEnum(['draft', 'published', 'archived'])
 // side types them (CanvasNode, CanvasEdge: see plugins/swagger.ts).
 const SavedNode = Type.Object({}, { additionalProperties: true, 'x-document-as': 'CanvasNode', description: 'a canvas node as saved: id, type, position {x, y}, data, width?, height? and any other keys, unchanged' })
 const SavedEdge = Type.Object({}, { additionalProperties: true, 'x-document-as': 'CanvasEdge', description: 'a canvas edge as saved: id, source, target, sourceHandle?, targetHandle? and any other keys, unchanged' })
-const Metadata = Type.Record(Type.String(), Type.Unknown(), { description: 'free-form metadata of the client' })
+const Metadata = FreeObject('free-form metadata of the client')
 
 const Name = Type.String({ minLength: 1, maxLength: 200 })
 const Description = Type.String({ maxLength: 5000 })

@@ -1,15 +1,56 @@
+import { STATUS_CODES } from 'node:http'
+import type { Socket } from 'node:net'
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import type { DestinationStream } from 'pino'
 import type { Config } from './config.ts'
 import { loggerOptions } from './logger.ts'
+import { formatValidationErrors } from './validation.ts'
 
 export interface BuildOptions {
   /** Where log lines go (tests collect them); default stdout. */
   logStream?: DestinationStream
 }
 
+/** Longest path segment (so longest path parameter) a request may carry; longer ones are 414. */
+export const MAX_PATH_SEGMENT = 256
+
+// Errors raised while routing, before any hook runs. They answer `{error}` and never echo the URL.
+const ROUTING_ERRORS: Record<string, [number, string]> = {
+  FST_ERR_BAD_URL: [400, 'malformed URL: bad percent-encoding'],
+  FST_ERR_MAX_PARAM_LENGTH: [414, `URL path segment is longer than ${MAX_PATH_SEGMENT} characters`],
+}
+
+function frameworkErrors(error: FastifyError, _request: FastifyRequest, reply: FastifyReply) {
+  const [status, message] = ROUTING_ERRORS[error.code] ?? [400, 'malformed request']
+  reply.code(status).send({ error: message })
+}
+
+// Errors of Node's HTTP parser (no request object exists yet): header overflow, timeouts, garbage.
+const CLIENT_ERRORS: Record<string, [number, string]> = {
+  HPE_HEADER_OVERFLOW: [431, 'request headers are too large'],
+  ERR_HTTP_REQUEST_TIMEOUT: [408, 'request took too long to arrive'],
+}
+
+function clientErrorHandler(this: { log: { debug(o: object, m: string): void } }, error: NodeJS.ErrnoException, socket: Socket) {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return
+  const [status, message] = CLIENT_ERRORS[error.code ?? ''] ?? [400, 'malformed request']
+  this.log.debug({ code: error.code, status }, 'client error')
+  // A response already under way on this socket cannot be followed by another one.
+  const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true
+  if (socket.writable && !inFlight) {
+    const body = JSON.stringify({ error: message })
+    socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
+  }
+  socket.destroy()
+}
+
 /** The server options every instance uses (also by tests that exercise one plugin on its own). */
 export function fastifyOptions(config: Config, options: BuildOptions = {}) {
   const logger = loggerOptions(config)
+  // Node refuses a headers timeout above the request timeout; it checks both only every
+  // connectionsCheckingInterval (30 s by default), which would let a stalled client stay that much longer.
+  const headersTimeout = Math.min(config.HEADERS_TIMEOUT_MS, config.REQUEST_TIMEOUT_MS)
+  const connectionsCheckingInterval = Math.min(1000, Math.max(25, Math.floor(headersTimeout / 4)))
   return {
     logger: options.logStream ? { ...logger, stream: options.logStream } : logger,
     bodyLimit: config.BODY_LIMIT_BYTES,
@@ -18,7 +59,12 @@ export function fastifyOptions(config: Config, options: BuildOptions = {}) {
     // Start-up includes opening the database; a busy machine must not turn that into a crash.
     pluginTimeout: 60_000,
     forceCloseConnections: 'idle' as const,
-    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 256 },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PATH_SEGMENT },
+    requestTimeout: config.REQUEST_TIMEOUT_MS,
+    keepAliveTimeout: config.KEEP_ALIVE_TIMEOUT_MS,
+    http: { requestTimeout: config.REQUEST_TIMEOUT_MS, headersTimeout, keepAliveTimeout: config.KEEP_ALIVE_TIMEOUT_MS, connectionsCheckingInterval },
+    schemaErrorFormatter: formatValidationErrors,
+    frameworkErrors,
+    clientErrorHandler,
   }
 }
-

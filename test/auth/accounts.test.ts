@@ -45,7 +45,7 @@ t.test('registration input is checked field by field', async (t) => {
     [{ ...good, name: '' }, /name/],
     [{ ...good, name: '   ' }, /name/],
     [{ email: good.email, password: good.password }, /name/],
-    [{ ...good, role: 'admin' }, /additional properties/],
+    [{ ...good, role: 'admin' }, /additional property "role"/],
   ]
   for (const [payload, message] of cases) {
     const res = await post('/v1/api/auth/register', payload)
