@@ -11,6 +11,7 @@ import { join } from 'node:path'
 import { PassThrough } from 'node:stream'
 import { pino } from 'pino'
 import { loggerOptions, logDestination } from '../../src/logger.ts'
+import { loadConfig, ConfigError } from '../../src/config.ts'
 
 const server = new URL('../../src/server.ts', import.meta.url).pathname
 // The loader by absolute URL, so the server can run with any working directory.
@@ -45,21 +46,16 @@ t.test('production without ENCRYPTION_KEY stops with one line, before DATA_DIR i
   t.notOk(existsSync(dataDir), 'the embedded database never opened DATA_DIR')
 })
 
-t.test('production without JWT_SECRET stops the same way', async (t) => {
-  const dir = await tempDir(t)
-  const r = await runServer({ NODE_ENV: 'production', ENCRYPTION_KEY: key, DATA_DIR: join(dir, 'data') }, dir)
-  t.equal(r.code, 1)
-  t.match(r.stderr, /^Invalid configuration: JWT_SECRET is required in production[^\n]*\n$/)
-  t.notOk(existsSync(join(dir, 'data')))
-})
-
-t.test('a malformed ENCRYPTION_KEY is refused at start-up without echoing it', async (t) => {
-  const dir = await tempDir(t)
+t.test('JWT_SECRET and a malformed key are refused by the same configuration check, without echoing', async (t) => {
+  const noJwt = t.throws(() => loadConfig({ NODE_ENV: 'production', ENCRYPTION_KEY: key })) as Error
+  t.match(noJwt.message, /^Invalid configuration: JWT_SECRET is required in production/)
   const bad = Buffer.alloc(20, 9).toString('base64').padEnd(44, 'A')
-  const r = await runServer({ ENCRYPTION_KEY: bad, DATA_DIR: join(dir, 'data') }, dir)
-  t.equal(r.code, 1)
-  t.match(r.stderr, /^Invalid configuration: ENCRYPTION_KEY must be 32 bytes[^\n]*\n$/)
-  t.notMatch(r.stderr, bad)
+  for (const env of [{ ENCRYPTION_KEY: bad }, { ENCRYPTION_KEY: key, ENCRYPTION_KEYS_OLD: `${key},${bad}` }]) {
+    const err = t.throws(() => loadConfig(env)) as Error
+    t.type(err, ConfigError)
+    t.match(err.message, /^Invalid configuration: ENCRYPTION_KEY(S_OLD\[1\])? must be 32 bytes/)
+    t.notMatch(err.message, bad)
+  }
 })
 
 t.test('a data directory locked by a live process stops start-up with one line naming it', async (t) => {
@@ -97,4 +93,27 @@ t.test('logs are readable lines on a terminal and JSON elsewhere', async (t) => 
   t.throws(() => JSON.parse(text.split('\n')[0]!), 'not JSON')
   t.notMatch(text, /hunter2/, 'redaction still applies')
   t.equal(logDestination(Object.assign(new PassThrough(), { isTTY: false })), undefined, 'a pipe gets pino\'s JSON')
+})
+
+// `script` (util-linux) gives the server a pseudo-terminal, as an operator's shell would.
+const hasScript = existsSync('/usr/bin/script')
+t.test('on a terminal the running server logs readable lines', { skip: hasScript ? false : 'needs script(1) for a pseudo-terminal' }, async (t) => {
+  const dir = await tempDir(t)
+  const command = `exec ${JSON.stringify(process.execPath)} --import ${JSON.stringify(tsx)} ${JSON.stringify(server)}`
+  const child = spawn('/usr/bin/script', ['-qfec', command, '/dev/null'], {
+    cwd: dir,
+    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', NODE_ENV: 'test', EMBEDDED_DB: 'memory', LOG_LEVEL: 'info', TERM: 'dumb' },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  })
+  t.teardown(() => { if (child.exitCode === null) child.kill('SIGKILL') })
+  let out = ''
+  await new Promise<void>((resolve, reject) => {
+    child.stdout.on('data', (d) => { out += d; if (/docs on http/.test(out)) resolve() })
+    child.once('exit', () => reject(new Error(`exited before listening:\n${out}`)))
+  })
+  const exited = once(child, 'exit')
+  child.kill('SIGTERM')
+  await exited
+  t.match(out, /INFO.*API on http:\/\/127\.0\.0\.1:\d+\/v1\/api, docs on/)
+  t.notMatch(out, /\{"level":/, 'no JSON lines')
 })
