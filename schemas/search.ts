@@ -12,7 +12,7 @@ export const SearchResults = Type.Object({
   workflows: Type.Array(Type.Object({ id: Type.String(), name: Type.String(), description: Type.String(), status: Type.String(), updated_at: Timestamp }, { additionalProperties: false })),
   clusters: Type.Array(NamedHit, { description: 'clusters the caller owns or that are shared with them' }),
   resources: Type.Array(NamedHit, { description: 'empty until tracked resources are searchable' }),
-  plugins: Type.Array(NamedHit, { description: 'empty until plugins are searchable' }),
+  plugins: Type.Array(NamedHit, { description: 'plugins whose name, display name, description or category matches (every signed-in user sees them)' }),
   templates: Type.Array(Type.Object({ id: Type.String(), name: Type.String(), display_name: Type.String(), category: Type.String(), description: Type.String() }, { additionalProperties: false })),
   registries: Type.Array(NamedHit, { description: 'registries whose name or url matches (every signed-in user sees them)' }),
 }, { additionalProperties: false, description: 'only what the caller may see' })
