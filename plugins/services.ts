@@ -17,6 +17,7 @@ import { ClusterHealthMonitor } from '../src/services/cluster-health.ts'
 import { RegistryService } from '../src/services/registry-service.ts'
 import { PluginRepository } from '../src/repositories/plugins.ts'
 import { CrdPluginService } from '../src/services/crd-plugin-service.ts'
+import { ManifestService } from '../src/services/manifest-service.ts'
 import { BUILTIN_PLUGINS } from '../src/services/plugin-catalogue/index.ts'
 import { builtInTemplates } from '../src/services/node-catalogue.ts'
 import { Sealer } from '../src/crypto/sealer.ts'
@@ -33,6 +34,7 @@ export interface Services {
   clusterHealth: ClusterHealthMonitor
   registries: RegistryService
   plugins: CrdPluginService
+  manifests: ManifestService
 }
 
 declare module 'fastify' {
@@ -59,17 +61,19 @@ export default fp(async (app) => {
   const catalogue = await plugins.loadCatalogue(BUILTIN_PLUGINS)
   app.log.info({ inserted: catalogue.inserted.length, refreshed: catalogue.refreshed.length }, 'plugin catalogue loaded')
   if (catalogue.rejected.length) app.log.error({ rejected: catalogue.rejected }, 'built-in plugins failed their checks and were not loaded')
+  const workflows = new WorkflowService({
+    workflows: new WorkflowRepository(db), versions: new VersionRepository(db), runs: new RunRepository(db), bus,
+    canDeployTo: (userId, ref) => clusters.canReach(userId, ref, 'deployer'),
+  })
   const services: Services = {
-    workflows: new WorkflowService({
-      workflows: new WorkflowRepository(db), versions: new VersionRepository(db), runs: new RunRepository(db), bus,
-      canDeployTo: (userId, ref) => clusters.canReach(userId, ref, 'deployer'),
-    }),
+    workflows,
     stats: new StatsService(new StatsRepository(db), bus),
     search: new SearchService(db, builtInTemplates, clusterRepo, registries, plugins),
     clusters,
     clusterHealth: new ClusterHealthMonitor(clusters, config.CLUSTER_HEALTH_CONCURRENCY),
     registries,
     plugins,
+    manifests: new ManifestService({ workflows, plugin: (id) => plugins.getForRender(id) }),
   }
   app.decorate('sealer', sealer)
   app.decorate('outboundPolicy', outboundPolicy)

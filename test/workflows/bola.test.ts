@@ -17,7 +17,7 @@ const requests: Record<string, { body?: object; query?: string }> = {
   getWorkflow: {}, updateWorkflow: { body: { name: 'stolen' } }, deleteWorkflow: {}, cloneWorkflow: { body: {} },
   setWorkflowStatus: { body: { status: 'archived' } }, saveWorkflow: { body: { nodes: [], edges: [] } }, listWorkflowRuns: {},
   listVersions: {}, getVersion: {}, createVersion: { body: {} }, updateVersion: { body: { name: 'stolen' } },
-  restoreVersion: {}, compareVersions: { query: 'v1=1&v2=1' },
+  restoreVersion: {}, compareVersions: { query: 'v1=1&v2=1' }, getWorkflowManifests: {},
 }
 
 async function snapshot() {
