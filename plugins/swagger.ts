@@ -36,6 +36,26 @@ function sameJson(a: unknown, b: unknown): boolean {
   return JSON.stringify(a) === JSON.stringify(b)
 }
 
+/**
+ * Request validation fills in defaults (ajv `useDefaults`) before it checks `required`, so a property with a
+ * default may always be left out, even where the schema lists it as required: the document says so, for
+ * request schemas only (a reply always carries the property). Defaults apply along `properties` and
+ * `items`, not inside anyOf/oneOf, so only those are followed.
+ */
+function relaxDefaulted(schema: unknown): void {
+  if (!isObject(schema)) return
+  const properties = schema.properties
+  if (isObject(properties)) {
+    if (Array.isArray(schema.required)) {
+      const required = schema.required.filter((name) => !(isObject(properties[name]) && (properties[name] as Json).default !== undefined))
+      if (required.length > 0) schema.required = required
+      else delete schema.required
+    }
+    for (const property of Object.values(properties)) relaxDefaulted(property)
+  }
+  relaxDefaulted(schema.items)
+}
+
 /** A body whose properties are all optional may be left out (validation treats no body as `{}`). */
 function optionalBody(schema: unknown, components: Record<string, unknown>): boolean {
   let s = schema
@@ -64,8 +84,12 @@ function transformDocument(doc: Json): Json {
 
   for (const item of Object.values(paths)) {
     for (const op of Object.values(item)) {
+      for (const parameter of (op.parameters ?? []) as Json[]) {
+        if (parameter.in === 'query' && isObject(parameter.schema) && parameter.schema.default !== undefined) parameter.required = false
+      }
       const body = op.requestBody as { required?: boolean; content?: Record<string, { schema?: unknown }> } | undefined
       const schema = body?.content?.['application/json']?.schema
+      relaxDefaulted(schema)
       if (body && optionalBody(schema, rewritten)) body.required = false
     }
   }

@@ -75,6 +75,19 @@ t.test('query parameters with a default are optional and document the default', 
   t.same(Object.fromEntries(list.filter((p) => p.schema?.default !== undefined).map((p) => [p.name, p.schema!.default])), { page: 1, limit: 20, sort: 'created_at', order: 'desc' })
 })
 
+t.test('a request body never requires a property that has a default (validation fills it in)', async (t) => {
+  const found: string[] = []
+  const walk = (s: unknown, where: string) => {
+    if (!s || typeof s !== 'object') return
+    const { properties, required, items } = s as { properties?: Record<string, Schema>; required?: string[]; items?: unknown }
+    for (const name of required ?? []) if (properties?.[name]?.default !== undefined) found.push(`${where}/${name}`)
+    for (const [name, p] of Object.entries(properties ?? {})) walk(p, `${where}/${name}`)
+    walk(items, `${where}[]`)
+  }
+  for (const { path, method, op } of operations) walk(op.requestBody?.content?.['application/json']?.schema, `${method} ${path}`)
+  t.same(found, [])
+})
+
 t.test('list routes answer without any query and apply the defaults', async (t) => {
   const res = await app.inject({ url: '/v1/api/workflows', headers: admin.headers })
   t.equal(res.statusCode, 200)
