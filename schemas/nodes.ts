@@ -3,7 +3,6 @@
 // per node by validateNode. Each property's title/description/default also feeds the component palette
 // (GET /templates), so the two cannot drift apart.
 import { Type, type TSchema, type TObject } from 'typebox'
-import { StringEnum } from './common.ts'
 import { JSON_LIMITS_TEXT } from './json.ts'
 import { StringEnum } from './common.ts'
 
