@@ -4,7 +4,7 @@ import { field, type CatalogueEntry } from './types.ts'
 export const policy: CatalogueEntry[] = [{
   name: 'kyverno-require-label',
   display_name: 'Kyverno require-label policy',
-  description: 'A namespaced Kyverno Policy that audits or refuses resources of a kind that lack a label. Requires Kyverno 1.13 or later (rule-level failureAction).',
+  description: 'A namespaced Kyverno Policy that audits or refuses resources of a kind that lack a label. Requires Kyverno 1.13 or later (rule-level failureAction). Kyverno 1.17 deprecated kyverno.io/v1 policies in favour of the CEL-based policies.kyverno.io ValidatingPolicy; they are still served through 1.19.',
   version: '1.0.0',
   category: 'policy',
   icon: 'shield',

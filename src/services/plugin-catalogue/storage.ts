@@ -28,7 +28,7 @@ spec:
 }, {
   name: 'longhorn-recurring-job',
   display_name: 'Longhorn recurring job',
-  description: 'Snapshots or backs up the Longhorn volumes of a group on a cron schedule, keeping a number of copies. Requires Longhorn 1.5 or later (longhorn.io/v1beta2); backups also need a backup target.',
+  description: 'Snapshots or backs up the Longhorn volumes of a group on a cron schedule, keeping a number of copies. Requires Longhorn 1.5 or later (longhorn.io/v1beta2); backups also need a backup target. Longhorn reads recurring jobs from its own namespace (longhorn-system), so deploy this node there; volumes join through the recurring-job-group label.',
   version: '1.0.0',
   category: 'storage',
   icon: 'clock',
