@@ -4,6 +4,8 @@
 import t from 'tap'
 import { startTestApp } from '../helpers/app.ts'
 import { registerUser } from '../helpers/auth.ts'
+import { jsonBodyProblem } from '../../src/json-body.ts'
+import { MAX_JSON_KEYS } from '../../schemas/json.ts'
 
 const { app } = await startTestApp(t)
 const user = await registerUser(app)
@@ -96,4 +98,12 @@ t.test('keys starting with $ or holding a dot are stored as data and come back u
   res = await app.inject({ method: 'POST', url: `/v1/api/workflows/${id}/clone`, headers: user.headers, payload: {} })
   t.equal(res.statusCode, 201)
   t.same(res.json().nodes, nodes, 'and in a clone')
+})
+
+t.test('the keys of a whole body are counted, over every level', async (t) => {
+  // Unreachable under the default 1 MiB body limit, so checked on the parser's own check.
+  const keys = (n: number, prefix: string) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`${prefix}${i}`, 0]))
+  const half = Math.ceil(MAX_JSON_KEYS / 2)
+  t.equal(jsonBodyProblem({ a: keys(half, 'a'), b: keys(MAX_JSON_KEYS - half - 2, 'b') }), undefined, `${MAX_JSON_KEYS} keys in all are fine`)
+  t.equal(jsonBodyProblem({ a: keys(half, 'a'), b: { c: keys(MAX_JSON_KEYS - half, 'b') } }), `body has more than ${MAX_JSON_KEYS} keys`)
 })
