@@ -15,7 +15,7 @@ export const DEFAULT_LIMITS: RenderLimits = Object.freeze({
   maxOutputBytes: 1024 * 1024,
   maxRangeIterations: 10_000,
   maxDepth: 50,
-  timeBudgetMs: 250,
+  timeBudgetMs: 500,
 })
 
 export interface Template {
