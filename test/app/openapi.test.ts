@@ -44,8 +44,9 @@ t.test('response schemas are real: no open blobs outside the canvas documents', 
   const walk = (node: unknown, path: string) => {
     if (!node || typeof node !== 'object') return
     const n = node as Record<string, unknown>
-    // Canvas nodes and edges keep every key the client sends (CanvasNode, CanvasEdge and their position).
-    if (n.additionalProperties === true && !/(^|[/_])(nodes|edges|data|metadata|labels|annotations|trigger_data|CanvasNode|CanvasEdge)(\/|$)/.test(path)) open.push(path)
+    // Canvas nodes and edges keep every key the client sends (CanvasNode, CanvasEdge and their position);
+    // a manifest preview's objects are Kubernetes objects of any kind, custom resources included.
+    if (n.additionalProperties === true && !/(^|[/_])(nodes|edges|data|metadata|labels|annotations|trigger_data|CanvasNode|CanvasEdge|objects\/items\/properties\/object)(\/|$)/.test(path)) open.push(path)
     for (const [k, v] of Object.entries(n)) walk(v, `${path}/${k}`)
   }
   walk(doc, '')

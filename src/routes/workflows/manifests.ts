@@ -2,7 +2,7 @@
 // -f -` or a GitOps repository. YAML unless the client asks for JSON; never any secret value.
 import { Type } from 'typebox'
 import type { App } from '../../app-types.ts'
-import { errorResponses } from '../../../schemas/common.ts'
+import { errorResponses, StringEnum } from '../../../schemas/common.ts'
 import { WorkflowParams } from '../../../schemas/workflow.ts'
 import { AppError } from '../../errors.ts'
 import { APP_NAME } from '../../app-info.ts'
@@ -26,7 +26,7 @@ const KubeObject = Type.Object({
 
 const Diagnostic = Type.Object({
   node_id: Type.String({ description: 'the canvas node it concerns' }),
-  severity: Type.Union([Type.Literal('error'), Type.Literal('warning')], { description: 'an error means the node renders no object; a warning never blocks' }),
+  severity: StringEnum(['error', 'warning'], { description: 'an error means the node renders no object; a warning never blocks' }),
   message: Type.String({ description: 'names the field or edge at fault' }),
 }, { additionalProperties: false })
 
