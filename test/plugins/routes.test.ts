@@ -32,6 +32,12 @@ t.test('the same name again is 409, whatever else differs', async (t) => {
   t.same(res.json(), { error: 'a plugin named "widget" exists' })
 })
 
+t.test('two racing registrations of one name: exactly one is created, the other is 409', async (t) => {
+  const [a, b] = await Promise.all([0, 1].map(() => call(admin, 'POST', '/v1/api/plugins', widget({ name: 'racer', display_name: 'Racer', description: 'Races.' }))))
+  t.same([a.statusCode, b.statusCode].sort(), [201, 409])
+  t.equal((await call(admin, 'GET', '/v1/api/plugins?search=racer')).json().total, 1)
+})
+
 t.test('a plain user reads plugins but cannot write them; anonymous callers get 401', async (t) => {
   t.equal((await call(user, 'GET', `/v1/api/plugins/${plugin.id}`)).statusCode, 200)
   for (const [method, url, body] of [
@@ -53,7 +59,7 @@ t.test('a plain user reads plugins but cannot write them; anonymous callers get 
 
 t.test('GET /plugins pages and filters by category, enabled and search; sort is allow-listed', async (t) => {
   const all = (await call(user, 'GET', '/v1/api/plugins?limit=100')).json()
-  t.ok(all.total >= 14, 'the catalogue and the widget')
+  t.ok(all.total >= 15, 'the catalogue, the widget and the racer')
   t.match(all, { page: 1, limit: 100 })
   const networking = (await call(user, 'GET', '/v1/api/plugins?category=networking&limit=100')).json()
   t.ok(networking.plugins.length >= 2)
@@ -61,6 +67,7 @@ t.test('GET /plugins pages and filters by category, enabled and search; sort is 
   const found = (await call(user, 'GET', '/v1/api/plugins?search=widget')).json()
   t.same(found.plugins.map((p: { id: string }) => p.id), [plugin.id])
   t.equal((await call(user, 'GET', '/v1/api/plugins?enabled=true')).json().total, 0, 'nothing is enabled yet')
+  t.equal((await call(user, 'GET', '/v1/api/plugins?enabled=false')).json().total, all.total, 'everything is disabled')
   const byName = (await call(user, 'GET', '/v1/api/plugins?sort=name&order=asc&limit=3')).json()
   const names = byName.plugins.map((p: { name: string }) => p.name)
   t.same(names, [...names].sort())
