@@ -204,7 +204,8 @@ export class Executor implements CallContext {
       }
     } else if (val !== undefined && val !== null) {
       this.at(node.pos)
-      this.fail(`range can't iterate over ${printValue(val, this.maxLength)}`)
+      // Go prints the value here; we name its type so that an error never echoes a (secret) value.
+      this.fail(`range can't iterate over a value of type ${typeName(val)}`)
     }
     if (!iterated && node.elseList !== null) this.walk(dot, node.elseList)
     this.depth--

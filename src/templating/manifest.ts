@@ -119,7 +119,8 @@ function substitute(doc: Document.Parsed, inserted: Inserted[], tokenRe: RegExp,
       const seen = new Set<unknown>()
       for (const pair of map.items) {
         const k = isScalar(pair.key) ? pair.key.value : pair.key
-        if (seen.has(k)) throw new ManifestTemplateError(`duplicate key ${JSON.stringify(String(k))} in the rendered manifest`)
+        // The key is not quoted back: it may be an inserted (secret) value.
+        if (seen.has(k)) throw new ManifestTemplateError('the rendered manifest has a duplicate key once values are inserted')
         seen.add(k)
       }
     },

@@ -88,3 +88,24 @@ t.test(`hostile values never change the structure of a rendered manifest (seed $
     if (typeof doc.data.joined !== 'string' || typeof doc.data.block !== 'string') throw new Error('a scalar became structure')
   }), { numRuns: 400, seed })
 })
+
+t.test(`error messages never echo a value from the data, so a secret cannot leak through one (seed ${seed})`, async () => {
+  const SECRET = 'S3CR3T-never-in-a-message'
+  const secretData = JSON.parse(JSON.stringify(DATA, (_k, v: unknown) => (typeof v === 'string' ? SECRET : v))) as unknown
+  fc.assert(fc.property(templateArb, (source) => {
+    // required's message is the template author's choice (Helm), even when it is a value.
+    fc.pre(!source.includes('required'))
+    try {
+      parseTemplate(source).execute(secretData, LIMITS)
+    } catch (e) {
+      if (!(e instanceof TemplateError)) throw e
+      if (e.message.includes(SECRET)) throw new Error(`leaked: ${e.message}`)
+    }
+    try {
+      renderManifestTemplate(parseTemplate(`apiVersion: v1\nkind: A\nmetadata:\n  name: n\nx: ${source.replaceAll('\n', ' ')}\n`), secretData as Record<string, unknown>, LIMITS)
+    } catch (e) {
+      if (!(e instanceof TemplateError) && !(e instanceof ManifestTemplateError)) throw e
+      if (e.message.includes(SECRET)) throw new Error(`leaked: ${e.message}`)
+    }
+  }), { numRuns: 1500, seed })
+})
