@@ -52,7 +52,8 @@ interface Finding {
   log: string[]
 }
 const findings: Finding[] = []
-const timings: Array<{ operation: string; firstPassMs: number }> = []
+/** Per operation: how long the first pass took and which statuses it saw (what the fuzzer reached). */
+const timings: Array<{ operation: string; firstPassMs: number; statuses: Record<number, number> }> = []
 
 function serverErrors(lines: string[]): string[] {
   const out: string[] = []
@@ -84,16 +85,18 @@ async function fuzzOperation(operation: Operation): Promise<Finding[]> {
   // Records are shared by the operations that leave them in place; a deletion gets its own.
   if (operation.method === 'DELETE' || !shared) shared = await world.seed(String(operations.indexOf(operation)))
   const seeded = shared
-  const plans = planArbitrary(operation, { doc, hint: world.hints(seeded) })
+  const plans = planArbitrary(operation, { doc, hint: world.hints(seeded), bodyHint: world.bodyHints(seeded) })
   const firstRun = new Map<string, { index: number; outcome: Outcome }>()
   let run = 0
+  const statuses: Record<number, number> = {}
   const started = performance.now()
   await fc.assert(fc.asyncProperty(plans, async (plan) => {
     const outcome = await send(operation, plan, seeded.pools)
+    statuses[outcome.status] = (statuses[outcome.status] ?? 0) + 1
     for (const b of outcome.breaches) if (!firstRun.has(b.kind)) firstRun.set(b.kind, { index: run, outcome })
     run++
   }), { seed: SEED, numRuns: RUNS })
-  timings.push({ operation: name, firstPassMs: Math.round(performance.now() - started) })
+  timings.push({ operation: name, firstPassMs: Math.round(performance.now() - started), statuses })
 
   const found: Finding[] = []
   const covered = new Set<string>()

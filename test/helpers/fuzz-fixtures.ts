@@ -71,16 +71,61 @@ export class FuzzWorld {
       name: `fz-registry-${tag}`, registry_type: 'custom', url: CLOSED, username: 'robot', password: this.secret('registry-password'),
     })
     const inviteCode = (await this.app.invites.current()).invite_code
+    // Plugins come from the built-in catalogue when the service has them; their ids are read, not made.
+    const plugins = await this.app.inject({ method: 'GET', url: '/v1/api/plugins?limit=3', headers: this.admin.headers })
+    const pluginIds = plugins.statusCode === 200 ? ((plugins.json() as { plugins?: Array<{ id: string }> }).plugins ?? []).map((p) => p.id) : []
     return {
       inviteCode,
       clusterNames: [adminCluster, sharedCluster, userCluster],
       pools: {
+        // Each caller mostly aims at its own records, sometimes at the other's (which must be 404).
+        'workflows/id@admin': [adminWorkflow, adminWorkflow, userWorkflow, MISSING_ID],
+        'workflows/id@user': [userWorkflow, userWorkflow, adminWorkflow, MISSING_ID],
         'workflows/id': [adminWorkflow, userWorkflow, MISSING_ID],
+        'clusters/name@admin': [adminCluster, sharedCluster, adminCluster, userCluster, 'default', 'no-such-cluster'],
+        'clusters/name@user': [userCluster, sharedCluster, userCluster, adminCluster, 'default', 'no-such-cluster'],
         'registries/id': [registry.id as string, MISSING_ID],
         'clusters/name': [adminCluster, sharedCluster, userCluster, 'default', 'no-such-cluster'],
         'versions/version': ['1', '2', '99', '0'],
         'oauth/provider': ['github', 'google', 'oidc', 'no-such-provider'],
+        'share/user_id': [this.user.user.id, this.admin.user.id, MISSING_ID],
+        'plugins/id': [...pluginIds, MISSING_ID],
       },
+    }
+  }
+
+  /** Whole bodies that pass the checks no schema expresses, for the operations that have such checks. */
+  bodyHints(seeded: Seeded): (method: string, path: string) => fc.Arbitrary<unknown> | undefined {
+    const dns = fc.stringMatching(/^[a-z][a-z0-9-]{0,20}[a-z0-9]$/)
+    const token = fc.constant(this.secret('fuzz-token'))
+    const credentials = fc.oneof(
+      fc.record({ auth_type: fc.constant('token'), token }),
+      fc.record({ auth_type: fc.constant('serviceaccount'), credentials: fc.record({ token, namespace: dns }) }),
+      fc.record({ auth_type: fc.constant('oidc'), credentials: fc.record({ issuer_url: fc.constant(CLOSED), client_id: fc.constant('c'), refresh_token: token }) }),
+    )
+    const node = (id: string, type: string, data: object) => ({ id, type, position: { x: 0, y: 0 }, data: { name: id, namespace: 'default', ...data } })
+    const graph = fc.record({
+      nodes: fc.constant([
+        node('cfg', 'configmap', { data: { K: 'v' } }), node('web', 'deployment', { image: 'nginx:1.27', replicas: 2, port: 80 }),
+        node('svc', 'service', { port: 80, targetPort: 80 }), node('hpa', 'hpa', { minReplicas: 1, maxReplicas: 3 }),
+      ]),
+      edges: fc.constant([{ id: 'e1', source: 'cfg', target: 'web' }, { id: 'e2', source: 'web', target: 'svc' }, { id: 'e3', source: 'web', target: 'hpa' }]),
+      metadata: fc.option(fc.dictionary(fc.string({ maxLength: 8 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 3 }), { nil: undefined }),
+    }, { requiredKeys: ['nodes', 'edges'] })
+    return (method, path) => {
+      switch (`${method} ${path}`) {
+        case 'POST /v1/api/clusters':
+          return fc.tuple(dns, credentials, fc.boolean()).map(([name, creds, isDefault]) => ({ name, server: CLOSED, is_default: isDefault, ...creds }))
+        case 'PUT /v1/api/clusters/{name}/credentials': return credentials
+        case 'POST /v1/api/clusters/{name}/share':
+          return fc.record({ email: fc.constantFrom(this.user.email, this.admin.email), role: fc.constantFrom('viewer', 'deployer', 'admin') })
+        case 'POST /v1/api/admin/registries':
+          return fc.record({ name: fc.string({ minLength: 1, maxLength: 30 }).filter((n) => /\S/.test(n)), registry_type: fc.constant('custom'), url: fc.constant(CLOSED), username: fc.constant('robot'), password: token })
+        case 'POST /v1/api/workflows/{id}/save': return graph
+        case 'POST /v1/api/workflows':
+          return fc.record({ name: fc.string({ minLength: 1, maxLength: 40 }), cluster_id: fc.constantFrom(...seeded.clusterNames) })
+        default: return undefined
+      }
     }
   }
 
@@ -107,6 +152,7 @@ export class FuzzWorld {
         case 'email': return schema.format === 'email' || typeof schema.pattern === 'string'
           ? fc.oneof(fc.constantFrom(this.admin.email, this.user.email, 'nobody@example.test', ` ${this.user.email.toUpperCase()} `), fc.emailAddress().filter((e) => e.length <= 254))
           : undefined
+        case 'v1': case 'v2': return fc.constantFrom(1, 2, 99)
         case 'invite_code': return fc.oneof(fc.constant(seeded.inviteCode), fc.string({ minLength: 1, maxLength: 20 }))
         default: return undefined
       }

@@ -20,7 +20,8 @@ export interface Operation {
 
 export type Role = 'anonymous' | 'user' | 'admin' | 'forged'
 
-/** Values path parameters can take that name real records; the plan picks one by index. */
+/** Values path parameters can take that name real records; the plan picks one by index. Keys are
+ * `<segment before>/<param>`, optionally `@<role>` for a role's own view (its records first). */
 export type PathPools = Record<string, string[]>
 
 type PathChoice = { pick: number } | { segment: string }
@@ -66,25 +67,41 @@ export function requestBodySchema(operation: Operation): JsonSchema | undefined 
 }
 
 export function planArbitrary(operation: Operation, ctx: SchemaContext): fc.Arbitrary<RequestPlan> {
-  const role = fc.constantFrom<Role>('admin', 'user', 'anonymous', 'forged')
+  // Signed-in callers get most of the runs: anonymous and forged calls end at the auth check.
+  const role = fc.oneof(
+    { weight: 4, arbitrary: fc.constantFrom<Role>('admin', 'user') },
+    { weight: 1, arbitrary: fc.constantFrom<Role>('anonymous', 'forged') },
+  )
   const pathParams = (operation.op.parameters ?? []).filter((p) => p.in === 'path')
   const queryParams = (operation.op.parameters ?? []).filter((p) => p.in === 'query')
   const path = fc.record(Object.fromEntries(pathParams.map((p) => [p.name, fc.oneof(
     { weight: 4, arbitrary: fc.record({ pick: fc.nat() }) },
     { weight: 1, arbitrary: fc.record({ segment: hostileSegment }) },
   )])) as Record<string, fc.Arbitrary<PathChoice>>)
-  const query = fc.record(Object.fromEntries(queryParams.map((p) => [p.name, fc.oneof(
-    { weight: 2, arbitrary: fc.constant({ omit: true as const }) },
-    { weight: 3, arbitrary: arbitraryFor(p.schema ?? {}, ctx).map((valid) => ({ valid })) },
-    { weight: 1, arbitrary: hostileQueryValue.map((hostile) => ({ hostile })) },
+  // Mostly documented values (or none), and now and then one parameter replaced by a hostile value, so
+  // a request is usually wrong in at most one way and the handler behind validation is reached too.
+  const validQuery = fc.record(Object.fromEntries(queryParams.map((p) => [p.name, fc.oneof(
+    { weight: 1, arbitrary: fc.constant({ omit: true as const }) },
+    { weight: p.required ? 8 : 2, arbitrary: (ctx.hint?.(p.name, p.schema ?? {}) ?? arbitraryFor(p.schema ?? {}, ctx)).map((valid) => ({ valid })) },
   )])) as Record<string, fc.Arbitrary<QueryChoice>>)
-  const extraQuery = fc.option(fc.constantFrom('unknown=1', 'page=1&page=2', 'limit[]=5', '%zz=1', 'a=%zz', '__proto__[x]=1', 'token=abc', 'q=%00'), { freq: 6, nil: undefined })
+  const query = queryParams.length === 0 ? fc.constant({}) : fc.oneof(
+    { weight: 4, arbitrary: validQuery },
+    { weight: 1, arbitrary: fc.tuple(validQuery, fc.nat(), hostileQueryValue).map(([q, i, hostile]) => ({ ...q, [queryParams[i % queryParams.length].name]: { hostile } })) },
+  )
+  const extraQuery = fc.oneof(
+    { weight: 8, arbitrary: fc.constant(undefined) },
+    { weight: 1, arbitrary: fc.constantFrom('unknown=1', 'page=1&page=2', 'limit[]=5', '%zz=1', 'a=%zz', '__proto__[x]=1', 'token=abc', 'q=%00') },
+  )
 
   const schema = requestBodySchema(operation)
   const withBody = ['POST', 'PUT', 'PATCH'].includes(operation.method)
   let body: fc.Arbitrary<BodyPlan>
   if (schema) {
-    const valid = arbitraryFor(schema, ctx)
+    // Bodies a schema cannot describe (which credential fields go with which auth_type, a graph whose
+    // edges name its nodes) come from the fixtures, so valid requests reach the handlers' success paths.
+    const known = ctx.bodyHint?.(operation.method, operation.path)
+    const generated = arbitraryFor(schema, ctx)
+    const valid = known ? fc.oneof(generated, known) : generated
     body = fc.oneof(
       { weight: 4, arbitrary: valid.map((json) => ({ json })) },
       { weight: 4, arbitrary: fc.tuple(valid, bodyMutation).map(([json, mutation]) => ({ json, mutation })) },
@@ -105,9 +122,10 @@ export function planArbitrary(operation: Operation, ctx: SchemaContext): fc.Arbi
 }
 
 /** Which pool a path parameter draws from: the segment before it names the collection. */
-export function poolFor(pathTemplate: string, param: string, pools: PathPools): string[] {
+export function poolFor(pathTemplate: string, param: string, pools: PathPools, role?: Role): string[] {
   const before = pathTemplate.split(`{${param}}`)[0].split('/').filter(Boolean).pop() ?? ''
-  return pools[`${before}/${param}`] ?? pools[param] ?? ['missing']
+  const key = `${before}/${param}`
+  return pools[`${key}@${role}`] ?? pools[key] ?? pools[param] ?? ['missing']
 }
 
 function queryText(value: unknown): string {
@@ -119,7 +137,7 @@ export function buildRequest(operation: Operation, plan: RequestPlan, pools: Pat
     const choice = plan.path[name]
     if (!choice) return 'missing'
     if ('segment' in choice) return choice.segment
-    const pool = poolFor(operation.path, name, pools)
+    const pool = poolFor(operation.path, name, pools, plan.role)
     return encodeURIComponent(pool[choice.pick % pool.length])
   })
   const parts: string[] = []
