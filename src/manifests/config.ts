@@ -3,7 +3,12 @@
 import { ConfigMap } from 'kubernetes-models/v1/ConfigMap'
 import { Secret } from 'kubernetes-models/v1/Secret'
 import { ServiceAccount } from 'kubernetes-models/v1/ServiceAccount'
-import { objectMeta, str, stringMap, type Builder } from './build-context.ts'
+import { linksOf, objectMeta, str, stringMap, type BuildInput, type Builder } from './build-context.ts'
+
+/** mountPath only means something to connected workloads; set without one, it is reported, not ignored. */
+export function warnUnusedMountPath(input: BuildInput, rule: 'config-workload' | 'pvc-workload'): void {
+  if (str(input.node.data, 'mountPath') !== undefined && linksOf(input, rule).length === 0) input.report.warn('mountPath has no effect: no workload is connected')
+}
 
 const DATA_KEY = /^[-._a-zA-Z0-9]+$/
 
@@ -15,6 +20,7 @@ function keyProblems(keys: Iterable<string>, field: string): string[] {
 export const configmap: Builder = (input) => {
   const data = stringMap(input.node.data, 'data') ?? {}
   for (const p of keyProblems(Object.keys(data), 'data')) input.report.error(p)
+  warnUnusedMountPath(input, 'config-workload')
   return [new ConfigMap({ metadata: objectMeta(input), data })]
 }
 
@@ -24,6 +30,7 @@ export const secret: Builder = (input) => {
   const supplied = ctx.secrets?.[node.id] ?? {}
   const keys = [...new Set([...declared, ...Object.keys(supplied)])]
   for (const p of keyProblems(keys, 'keys')) report.error(p)
+  warnUnusedMountPath(input, 'config-workload')
   const data: Record<string, string> = {}
   for (const k of keys) {
     if (!ctx.revealSecrets) { data[k] = ''; continue }

@@ -93,8 +93,11 @@ export async function renderWorkflow(graph: Graph, ctx: RenderContext): Promise<
       objects.push(...await renderPluginNode(node, ctx, report))
     } else {
       const models = BUILDERS[node.type]({ node, links: wiring.links.get(node.id) ?? [], report, ctx })
+      // A node already in error renders nothing, so its placeholder values need no schema check.
       for (const model of models) {
-        try { model.validate() } catch (err) { report.error(`does not match the Kubernetes schema: ${schemaMessage(err)}`) }
+        if (report.errors.length === 0) {
+          try { model.validate() } catch (err) { report.error(`does not match the Kubernetes schema: ${schemaMessage(err)}`) }
+        }
         objects.push(plain(model))
       }
     }
@@ -118,7 +121,8 @@ export async function renderWorkflow(graph: Graph, ctx: RenderContext): Promise<
     seen.set(key, p.node_id)
     return true
   })
-  const dropped = new Set(placed.filter((p) => !unique.includes(p)).map((p) => p.node_id))
+  const uniqueSet = new Set(unique)
+  const dropped = new Set(placed.filter((p) => !uniqueSet.has(p)).map((p) => p.node_id))
   const kept = unique.filter((p) => !dropped.has(p.node_id))
 
   // A namespace other than the cluster's own is created first, owned by the first node placed in it.

@@ -172,3 +172,12 @@ t.test('a run\'s namespace override puts both ends in one namespace, so the edge
   t.same(podSpecOf(objectOf(r, 'web')).containers[0].envFrom, [{ configMapRef: { name: 'conf' } }])
   t.ok(r.objects.every((o) => o.object.kind === 'Namespace' ? o.object.metadata.name === 'run-ns' : o.object.metadata.namespace === 'run-ns'))
 })
+
+t.test('a mountPath with no connected workload is a warning, not silently ignored', async (t) => {
+  const r = await render([node('cm', 'configmap', { name: 'conf', mountPath: '/etc/app' }), node('pvc', 'persistentvolumeclaim', { name: 'files', storage: '1Gi', mountPath: '/srv' })], [])
+  t.same(r.diagnostics, [
+    { node_id: 'cm', severity: 'warning', message: 'mountPath has no effect: no workload is connected' },
+    { node_id: 'pvc', severity: 'warning', message: 'mountPath has no effect: no workload is connected' },
+  ])
+  t.equal(r.objects.length, 2)
+})
