@@ -1,6 +1,6 @@
 // Parse tree of a template, shaped like Go's text/template/parse nodes (only what the engine supports).
 
-export type Node = ListNode | TextNode | ActionNode | IfNode | RangeNode | WithNode | BreakNode | ContinueNode
+export type Node = ListNode | TextNode | ActionNode | IfNode | RangeNode | WithNode | BreakNode | ContinueNode | TemplateNode
 
 export interface ListNode { kind: 'list'; pos: number; nodes: Node[] }
 export interface TextNode { kind: 'text'; pos: number; text: string }
@@ -10,6 +10,10 @@ export interface IfNode extends BranchNode { kind: 'if' }
 export interface RangeNode extends BranchNode { kind: 'range' }
 export interface WithNode extends BranchNode { kind: 'with' }
 export interface BreakNode { kind: 'break'; pos: number }
+/** `{{template "name" pipeline}}` (also what `{{block}}` leaves in place). */
+export interface TemplateNode { kind: 'template'; pos: number; name: string; pipe: PipeNode | null }
+/** A parsed template file: the main tree and the trees `{{define}}`/`{{block}}` named. */
+export interface ParsedTree { root: ListNode; defined: Map<string, ListNode> }
 export interface ContinueNode { kind: 'continue'; pos: number }
 
 export interface PipeNode { kind: 'pipe'; pos: number; isAssign: boolean; decl: VariableNode[]; cmds: CommandNode[] }

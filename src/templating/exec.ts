@@ -1,5 +1,5 @@
 // A port of Go's text/template/exec.go (Go 1.19) over the engine's value model, with the sandbox limits.
-import type { ArgNode, BranchNode, CommandNode, IdentifierNode, ListNode, Node, NumberNode, PipeNode } from './ast.ts'
+import type { ArgNode, BranchNode, CommandNode, IdentifierNode, ListNode, Node, NumberNode, ParsedTree, PipeNode, TemplateNode } from './ast.ts'
 import { nodeString } from './ast.ts'
 import { FormatLimitError, printValue } from './fmt.ts'
 import { FUNCTIONS, FuncError, NO_SYNTAX, type CallContext, type ParamType } from './functions.ts'
@@ -50,6 +50,7 @@ export class Executor implements CallContext {
   private depth = 0
   private readonly deadline: number
   private syntax = new Map<string, GoValue>()
+  private defined = new Map<string, ListNode>()
   readonly maxLength: number
 
   constructor(private readonly limits: RenderLimits, private readonly onAction: ActionHook | null) {
@@ -57,10 +58,11 @@ export class Executor implements CallContext {
     this.maxLength = limits.maxOutputBytes
   }
 
-  run(root: ListNode, data: GoValue): string {
+  run(tree: ParsedTree, data: GoValue): string {
     this.vars = [{ name: '$', value: data }]
+    this.defined = tree.defined
     try {
-      this.walk(data, root)
+      this.walk(data, tree.root)
     } catch (e) {
       if (e instanceof BreakSignal || e instanceof ContinueSignal) this.fail('break or continue outside range')
       if (e instanceof FormatLimitError) this.fail(e.message)
@@ -133,6 +135,26 @@ export class Executor implements CallContext {
         return
       case 'range': return this.walkRange(dot, node)
       case 'text': return this.write(node.text)
+      case 'template': return this.walkTemplate(dot, node)
+    }
+  }
+
+  private walkTemplate(dot: GoValue, node: TemplateNode): void {
+    const body = this.defined.get(node.name)
+    if (body === undefined) this.fail(`template "${node.name}" not defined`)
+    const value = node.pipe === null ? undefined : this.evalPipeline(dot, node.pipe)
+    const vars = this.vars
+    const wrapped = this.dotWrapped
+    // A called template sees only its argument: $ is the new dot, the caller's variables are gone.
+    this.vars = [{ name: '$', value }]
+    this.dotWrapped = false
+    this.enter()
+    try {
+      this.walk(value, body)
+    } finally {
+      this.depth--
+      this.vars = vars
+      this.dotWrapped = wrapped
     }
   }
 

@@ -1,6 +1,6 @@
 // Go text/template, interpreted (no eval): see README.md in this folder for the syntax, functions,
 // limits and the known differences from Go.
-import type { ArgNode, ListNode, Node, PipeNode } from './ast.ts'
+import type { ArgNode, Node, ParsedTree, PipeNode } from './ast.ts'
 import { TemplateError, ManifestTemplateError, lineColumn } from './errors.ts'
 import { ExecFailure, Executor, type RenderLimits } from './exec.ts'
 import { FUNCTION_NAMES } from './functions.ts'
@@ -29,8 +29,8 @@ export interface Template {
 /** A parsed template; `source` and `root` are for this module's manifest renderer. */
 export class ParsedTemplate implements Template {
   readonly references: ReadonlySet<string>
-  constructor(readonly name: string, readonly source: string, readonly root: ListNode) {
-    this.references = collectReferences(root)
+  constructor(readonly name: string, readonly source: string, readonly tree: ParsedTree) {
+    this.references = collectReferences(tree)
   }
 
   execute(data: unknown, limits?: Partial<RenderLimits>): string {
@@ -48,7 +48,7 @@ export class ParsedTemplate implements Template {
       throw e
     }
     try {
-      return new Executor(effective, onAction).run(this.root, value)
+      return new Executor(effective, onAction).run(this.tree, value)
     } catch (e) {
       if (e instanceof ExecFailure) {
         const { line, column } = lineColumn(this.source, e.pos)
@@ -94,7 +94,7 @@ export function renderManifestTemplate(template: Template, data: Record<string, 
 
 // ---- references ----
 
-function collectReferences(root: ListNode): ReadonlySet<string> {
+function collectReferences(tree: ParsedTree): ReadonlySet<string> {
   const refs = new Set<string>()
   const arg = (n: ArgNode, dotIsRoot: boolean): void => {
     switch (n.kind) {
@@ -121,8 +121,14 @@ function collectReferences(root: ListNode): ReadonlySet<string> {
         walk(n.list, false)
         if (n.elseList) walk(n.elseList, dotIsRoot)
         return
+      case 'template':
+        if (n.pipe) pipe(n.pipe, dotIsRoot)
+        return
     }
   }
-  walk(root, true)
+  walk(tree.root, true)
+  // A defined template's dot is whatever a caller passes; counting its fields as top-level is the
+  // cautious reading (a plugin template passes `.`).
+  for (const body of tree.defined.values()) walk(body, true)
   return refs
 }

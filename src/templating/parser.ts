@@ -1,5 +1,5 @@
 // A port of Go's text/template/parse/parse.go (Go 1.19) without define/template/block.
-import type { ActionNode, ArgNode, CommandNode, ListNode, Node, NumberNode, PipeNode, VariableNode } from './ast.ts'
+import type { ActionNode, ArgNode, CommandNode, ListNode, Node, NumberNode, ParsedTree, PipeNode, VariableNode } from './ast.ts'
 import { lex, T, type Item } from './lexer.ts'
 import { TemplateError, lineColumn } from './errors.ts'
 
@@ -38,6 +38,7 @@ class Parser {
   private rangeDepth = 0
   private depth = 0
   private lastPos = 0
+  readonly defined = new Map<string, ListNode>()
 
   constructor(private readonly source: string, private readonly options: ParseOptions) {
     this.items = lex(source)
@@ -86,11 +87,81 @@ class Parser {
     const root: ListNode = { kind: 'list', pos: this.peek().pos, nodes: [] }
     while (this.peek().typ !== T.EOF) {
       if (this.peek().typ === T.Error) this.unexpected(this.peek(), 'input')
+      if (this.peek().typ === T.LeftDelim) {
+        const save = this.index
+        this.next()
+        if (this.nextNonSpace().typ === T.Define) {
+          this.definition()
+          continue
+        }
+        this.index = save
+      }
       const n = this.textOrAction()
       if ('kind' in n && (n.kind === 'end' || n.kind === 'else')) this.fail(`unexpected {{${n.kind}}}`, n.pos)
       root.nodes.push(n as Node)
     }
     return root
+  }
+
+  /** Go's add(): a name may be defined twice only when one of the bodies is empty. */
+  private addDefinition(name: string, body: ListNode, pos: number): void {
+    const existing = this.defined.get(name)
+    if (existing === undefined || isEmptyTree(existing)) this.defined.set(name, body)
+    else if (!isEmptyTree(body)) this.fail(`template: multiple definition of template "${name}"`, pos)
+  }
+
+  /** A define or block body is a tree of its own: no outer variables, no enclosing range. */
+  private subtree<R>(body: () => R): R {
+    const vars = this.vars
+    const rangeDepth = this.rangeDepth
+    this.vars = ['$']
+    this.rangeDepth = 0
+    try {
+      return body()
+    } finally {
+      this.vars = vars
+      this.rangeDepth = rangeDepth
+    }
+  }
+
+  private definition(): void {
+    const nameToken = this.nextNonSpace()
+    if (nameToken.typ !== T.String && nameToken.typ !== T.RawString) this.unexpected(nameToken, 'define clause')
+    const name = this.unquote(nameToken)
+    this.expect(T.RightDelim, 'define clause')
+    this.enter(nameToken.pos)
+    const { list, next } = this.subtree(() => this.itemList())
+    this.leave()
+    if (next.kind !== 'end') this.fail(`unexpected {{${next.kind}}} in define clause`, next.pos)
+    this.addDefinition(name, list, nameToken.pos)
+  }
+
+  private templateName(token: Item, context: string): string {
+    if (token.typ !== T.String && token.typ !== T.RawString) this.unexpected(token, context)
+    return this.unquote(token)
+  }
+
+  private templateControl(): Node {
+    const token = this.nextNonSpace()
+    const name = this.templateName(token, 'template clause')
+    let pipe: PipeNode | null = null
+    if (this.nextNonSpace().typ !== T.RightDelim) {
+      this.backup()
+      pipe = this.pipeline('template clause', T.RightDelim)
+    }
+    return { kind: 'template', pos: token.pos, name, pipe }
+  }
+
+  private blockControl(): Node {
+    const token = this.nextNonSpace()
+    const name = this.templateName(token, 'block clause')
+    const pipe = this.pipeline('block clause', T.RightDelim)
+    this.enter(token.pos)
+    const { list, next } = this.subtree(() => this.itemList())
+    this.leave()
+    if (next.kind !== 'end') this.fail(`unexpected {{${next.kind}}} in block clause`, next.pos)
+    this.addDefinition(name, list, token.pos)
+    return { kind: 'template', pos: token.pos, name, pipe }
   }
 
   private itemList(): { list: ListNode; next: Terminal } {
@@ -115,8 +186,8 @@ class Parser {
   private action(): Node | Terminal {
     const token = this.nextNonSpace()
     switch (token.typ) {
-      case T.Block: case T.Template: case T.Define:
-        this.fail(`{{${token.val}}} is not supported`, token.pos)
+      case T.Block: return this.blockControl()
+      case T.Template: return this.templateControl()
       case T.Break: return this.loopControl('break', token)
       case T.Continue: return this.loopControl('continue', token)
       case T.Else: return this.elseControl(token)
@@ -436,9 +507,17 @@ export function parseGoFloat(text: string): number | null {
   return f
 }
 
-export function parse(source: string, options: ParseOptions): ListNode {
+function isEmptyTree(n: Node): boolean {
+  if (n.kind === 'list') return n.nodes.every(isEmptyTree)
+  if (n.kind === 'text') return n.text.trim().length === 0 || /^[ \t\r\n\v\f\u0085\u00a0]*$/.test(n.text)
+  return false
+}
+
+export function parse(source: string, options: ParseOptions): ParsedTree {
   try {
-    return new Parser(source, options).parse()
+    const parser = new Parser(source, options)
+    const root = parser.parse()
+    return { root, defined: parser.defined }
   } catch (e) {
     if (e instanceof ParseFailure) {
       const { line, column } = lineColumn(source, e.pos)

@@ -62,7 +62,8 @@ export const templateArb: fc.Arbitrary<string> = fc.letrec<{ body: string; node:
 /** Template-ish noise: random text over the characters that matter to the lexer and parser. */
 export const noiseArb: fc.Arbitrary<string> = fc
   .array(fc.constantFrom('{{', '}}', '{{-', '-}}', ' ', '.', '$', '|', '(', ')', '"', '`', "'", '\\', 'if', 'else', 'end', 'range', 'with', 'break',
-    'continue', ':=', '=', ',', 'x', '.a', '1', '-1', '2.5', 'printf', 'len', 'index', '/*', '*/', '\n', 'nil', 'true', '0x', 'é', '\u0000'), { maxLength: 40 })
+    'continue', ':=', '=', ',', 'x', '.a', '1', '-1', '2.5', 'printf', 'len', 'index', '/*', '*/', '\n', 'nil', 'true', '0x', 'é', '\u0000',
+    'define', 'template', 'block', '"x"', '"y"', '{{define "x"}}', '{{template "x" .}}'), { maxLength: 40 })
   .map((xs) => xs.join(''))
 
 export const DATA = {

@@ -31,7 +31,7 @@ t.test('the corpus renders byte for byte as Go text/template renders it', { skip
     else t.fail(`template ${JSON.stringify(c.template)} must fail as in Go (${ref.error})`, { actual: mine.output })
   })
   t.equal(agreed, cases.length, `${agreed}/${cases.length} templates agree with Go`)
-  t.ok(go.filter((r) => r.ok).length > cases.length * 0.7, 'most of the corpus renders (it is not a corpus of errors)')
+  t.ok(go.filter((r) => r.ok).length > cases.length * 0.6, 'most of the corpus renders (it is not a corpus of errors)')
 })
 
 t.test('constructs left out on purpose are refused with a clear error, never misrendered', async (t) => {

@@ -21,6 +21,14 @@ t.test('if / else if / else, with, range with variables and else', async (t) => 
   t.equal(run('{{range .l}}{{if eq . 2}}{{continue}}{{end}}{{if eq . 4}}{{break}}{{end}}{{.}}{{end}}', { l: [1, 2, 3, 4, 5] }), '13')
 })
 
+t.test('define, template and block: a called template sees only its argument', async (t) => {
+  t.equal(run('{{define "item"}}{{.name}}:{{.port}}{{end}}{{range .l}}{{template "item" .}} {{end}}', { l: [{ name: 'a', port: 1 }, { name: 'b', port: 2 }] }), 'a:1 b:2 ')
+  t.equal(run('{{block "b" .x}}[{{.}}]{{end}}{{template "b" "y"}}', { x: 'x' }), '[x][y]')
+  t.throws(() => run('{{$v := 1}}{{define "d"}}{{$v}}{{end}}'), /undefined variable "\$v"/)
+  t.throws(() => run('{{define "r"}}{{template "r" .}}{{end}}{{template "r" .}}'), /nesting deeper than/)
+  t.throws(() => run('{{template "none"}}'), /template "none" not defined/)
+})
+
 t.test('trim markers and comments', async (t) => {
   t.equal(run('a  {{- /* note */ -}}  b\n{{- "c" }}'), 'abc')
   t.equal(run('x {{ 3 -}} \n y'), 'x 3y')
