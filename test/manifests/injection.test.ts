@@ -8,8 +8,8 @@ import { renderWorkflow, toYaml } from '../../src/manifests/index.ts'
 import type { ManifestNode } from '../../src/manifests/types.ts'
 import { ctx, fullCanvas } from './canvas.ts'
 
-// Each piece on its own line as well as all together: a break, a document start, an end marker, quotes,
-// template delimiters, a comment, a tag, a directive and the line separators YAML 1.1 knows.
+// One value holding every trick at once: a break, a document start, an end marker, quotes, template
+// delimiters, a comment, a tag, a directive and the line separators YAML 1.1 knows.
 const PIECES = [
   'x\nkind: Secret',
   '---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: stolen\n',
@@ -17,7 +17,7 @@ const PIECES = [
   '{{ .secret }}{{ template "x" }}',
   'ok\r\n...\n--- !!binary\n\u2028\u0085%YAML 1.1',
 ]
-const HOSTILE = [PIECES.join('\n'), PIECES.join('')]
+const HOSTILE = [PIECES.join('\n')]
 const HUGE = `${'A'.repeat(1 << 20)}\n---\nkind: Secret`
 
 type Path = Array<string | number>
@@ -85,7 +85,7 @@ t.test('hostile strings in every string field never change the YAML structure', 
     }
   }
   t.equal(failed, 0, `${checked} hostile renders kept their structure`)
-  t.ok(checked > 300, 'every string site was tried')
+  t.ok(checked > 600, 'every string site was tried')
 })
 
 t.test('hostile node and edge ids stay inside their comment and annotation', async (t) => {
