@@ -56,7 +56,8 @@ export default fp(async (app) => {
     timeoutMs: config.CLUSTER_TIMEOUT_MS,
   })
   const registries = new RegistryService({ registries: new RegistryRepository(db), sealer, policy: outboundPolicy })
-  const plugins = new CrdPluginService(new PluginRepository(db))
+  const pluginRepo = new PluginRepository(db)
+  const plugins = new CrdPluginService(pluginRepo)
   // Built-in plugins are loaded before the first request, disabled until an admin enables each.
   const catalogue = await plugins.loadCatalogue(BUILTIN_PLUGINS)
   app.log.info({ inserted: catalogue.inserted.length, refreshed: catalogue.refreshed.length }, 'plugin catalogue loaded')
@@ -64,6 +65,7 @@ export default fp(async (app) => {
   const workflows = new WorkflowService({
     workflows: new WorkflowRepository(db), versions: new VersionRepository(db), runs: new RunRepository(db), bus,
     canDeployTo: (userId, ref) => clusters.canReach(userId, ref, 'deployer'),
+    pluginsByRef: async (refs) => (await pluginRepo.findByRefs(refs)).map((d) => ({ id: d._id, name: d.name, config_fields: d.config_fields })),
   })
   const services: Services = {
     workflows,

@@ -98,6 +98,12 @@ export class PluginRepository {
     return this.c.findOne({ name })
   }
 
+  /** The plugins any of `refs` names, by id or by name, in one query (a workflow save checks all its plugin nodes at once). */
+  findByRefs(refs: string[]): Promise<PluginDoc[]> {
+    if (refs.length === 0) return Promise.resolve([])
+    return this.c.find({ $or: [{ _id: { $in: refs.filter(isId) } }, { name: { $in: refs } }] }).toArray()
+  }
+
   list(req: PageRequest, filter: { category?: PluginCategory; enabled?: boolean } = {}): Promise<Page<PluginDefinition>> {
     const f: Filter<PluginDoc> = {}
     if (filter.category !== undefined) f.category = filter.category

@@ -7,7 +7,7 @@ import type { WorkflowRepository, Workflow, WorkflowStatus } from '../repositori
 import type { VersionRepository, Version } from '../repositories/versions.ts'
 import type { RunRepository, Run, RunStatus } from '../repositories/runs.ts'
 import type { PageRequest, Page } from '../repositories/pagination.ts'
-import { assertValidGraph, type GraphEdge, type GraphNode } from './workflow-graph.ts'
+import { assertNoSecretValues, assertValidGraph, pluginRefs, type GraphEdge, type GraphNode, type PluginFields } from './workflow-graph.ts'
 import { diffGraphs, type GraphDiff } from './graph-diff.ts'
 
 export interface WorkflowServiceDeps {
@@ -17,6 +17,8 @@ export interface WorkflowServiceDeps {
   bus: EventBus
   /** Whether the user may deploy to the cluster named by id or name. */
   canDeployTo: (userId: string, clusterRef: string) => Promise<boolean>
+  /** The plugins named by any of `refs` (ids or names), enabled or not, in one lookup. */
+  pluginsByRef: (refs: string[]) => Promise<PluginFields[]>
 }
 
 export interface CreateWorkflow { name: string; description?: string; cluster_id?: string | null; metadata?: Record<string, unknown> }
@@ -62,9 +64,11 @@ export class WorkflowService {
     return wf
   }
 
-  /** Saves the canvas graph; no version is created. */
+  /** Saves the canvas graph; no version is created. Refused when a plugin node holds a secret field's value. */
   async save(ownerId: string, id: string, graph: SaveGraph): Promise<Workflow> {
     assertValidGraph(graph.nodes, graph.edges)
+    const refs = pluginRefs(graph.nodes)
+    if (refs.length) assertNoSecretValues(graph.nodes, await this.deps.pluginsByRef(refs))
     return this.write(ownerId, id, { nodes: graph.nodes, edges: graph.edges, ...(graph.metadata && { metadata: graph.metadata }) })
   }
 
