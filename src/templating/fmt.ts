@@ -1,7 +1,7 @@
 // Go's fmt (print, println, printf and %v) for the engine's value model, byte for byte for the verbs
 // %v %s %d %q %f %F %e %E %g %G %x %X %o %O %b %c %U %t %T and the flags + - # 0 space, width, precision,
 // `*` and explicit argument indexes. Not supported (printed as %!verb(...)): %p, %b/%x on floats.
-import { compareGoStrings, sortedKeys, typeName, type GoValue } from './values.ts'
+import { sortedKeys, typeName, type GoValue } from './values.ts'
 
 export class FormatLimitError extends Error {}
 
@@ -296,8 +296,6 @@ class Printer {
   plusV = false; sharpV = false
   wid = 0; widPresent = false
   prec = 0; precPresent = false
-  arg: GoValue = undefined
-  argIsTopLevel = true
   constructor(private readonly maxLength: number) {}
 
   clearFlags(): void {
@@ -788,4 +786,3 @@ export function printValue(v: GoValue, maxLength: number): string {
   return sprint([v], maxLength)
 }
 
-export { compareGoStrings }

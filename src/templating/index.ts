@@ -2,7 +2,7 @@
 // limits and the known differences from Go.
 import type { ArgNode, Node, ParsedTree, PipeNode } from './ast.ts'
 import { TemplateError, ManifestTemplateError, lineColumn } from './errors.ts'
-import { ExecFailure, Executor, type RenderLimits } from './exec.ts'
+import { ExecFailure, Executor, type ActionHook, type RenderLimits } from './exec.ts'
 import { FUNCTION_NAMES } from './functions.ts'
 import { parse } from './parser.ts'
 import { DataError, fromJS } from './values.ts'
@@ -38,7 +38,7 @@ export class ParsedTemplate implements Template {
   }
 
   /** Runs the template; `onAction` (manifest mode) may replace what each printed action writes. */
-  run(data: unknown, limits: Partial<RenderLimits> | undefined, onAction: ConstructorParameters<typeof Executor>[1]): string {
+  run(data: unknown, limits: Partial<RenderLimits> | undefined, onAction: ActionHook | null): string {
     const effective = resolveLimits(limits)
     let value
     try {

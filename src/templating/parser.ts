@@ -246,7 +246,6 @@ class Parser {
       const v = this.peekNonSpace()
       if (v.typ !== T.Variable) break
       this.nextNonSpace()
-      const tokenAfterVariable = this.peek()
       const next = this.peekNonSpace()
       if (next.typ === T.Assign || next.typ === T.Declare) {
         pipe.isAssign = next.typ === T.Assign
@@ -266,7 +265,6 @@ class Parser {
       } else {
         // Not a declaration: put the variable (and the space after it) back.
         this.index = this.items.indexOf(v)
-        void tokenAfterVariable
       }
       break
     }

@@ -114,10 +114,7 @@ export function toPlain(v: GoValue): unknown {
     case 'undefined': return null
   }
   if (Array.isArray(v)) return v.map(toPlain)
-  if (v instanceof Map) {
-    const o: Record<string, unknown> = Object.create(null)
-    for (const k of sortedKeys(v)) o[k] = toPlain(v.get(k))
-    return { ...o }
-  }
+  // fromEntries defines own properties, so a "__proto__" key stays data.
+  if (v instanceof Map) return Object.fromEntries(sortedKeys(v).map((k) => [k, toPlain(v.get(k))]))
   return v
 }
