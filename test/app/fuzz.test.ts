@@ -38,7 +38,7 @@ const forged = `${Buffer.from('{"alg":"none","typ":"JWT"}').toString('base64url'
 const tokens: Record<Role, string | undefined> = { anonymous: undefined, user: user.token, admin: admin.token, forged }
 
 const doc = app.swagger() as JsonSchema
-// Deletions run last so the records of every other operation's round are still there when it starts.
+// Deletions run last, each on records of its own, so the records the other operations share stay put.
 const operations = operationsOf(doc).sort((a, b) => Number(a.method === 'DELETE') - Number(b.method === 'DELETE'))
 
 interface Finding {
