@@ -1,5 +1,5 @@
 // Schema-driven fuzzing of every operation in the generated OpenAPI document: requests built from the
-// route schemas, valid and hostile, as anonymous, a plain user, an admin and a forged token, against real
+// route schemas, valid and hostile, as anonymous, a plain user, an admin and forged tokens, against real
 // records of both users. Whatever is sent, the service answers a status the operation documents, never a
 // 5xx other than a documented 502/503, errors as exactly `{error}`, and no stack trace, driver text or
 // seeded secret, in a reply or (for secrets) in the log. Deterministic: a fixed seed, printed; FUZZ_SEED
@@ -7,6 +7,7 @@
 import t from 'tap'
 import fc from 'fast-check'
 import { writeFileSync } from 'node:fs'
+import { createHmac, randomBytes } from 'node:crypto'
 import { startTestApp } from '../helpers/app.ts'
 import { registerUser } from '../helpers/auth.ts'
 import { FuzzWorld, type Seeded } from '../helpers/fuzz-fixtures.ts'
@@ -33,9 +34,16 @@ const user = await registerUser(app, { role: 'user', email: 'fuzz-user@example.t
 const world = new FuzzWorld(app, admin, user)
 for (const key of [config.JWT_SECRET, config.ENCRYPTION_KEY]) if (key) world.secrets.push(key)
 
-// A token with `alg: none` and an admin's claims: accepted by nothing.
-const forged = `${Buffer.from('{"alg":"none","typ":"JWT"}').toString('base64url')}.${Buffer.from(JSON.stringify({ sub: admin.user.id, role: 'admin' })).toString('base64url')}.`
-const tokens: Record<Role, string | undefined> = { anonymous: undefined, user: user.token, admin: admin.token, forged }
+// Tokens that must be refused: no signature, a user's signature over admin claims, another key's
+// signature over the admin's own claims.
+const b64 = (v: object) => Buffer.from(JSON.stringify(v)).toString('base64url')
+const [, userClaims, userSignature] = user.token.split('.')
+const adminClaims = { ...JSON.parse(Buffer.from(userClaims, 'base64url').toString()), sub: admin.user.id, role: 'admin', email: admin.email }
+const forged = `${b64({ alg: 'none', typ: 'JWT' })}.${b64(adminClaims)}.`
+const tampered = `${user.token.split('.')[0]}.${b64(adminClaims)}.${userSignature}`
+const signed = `${b64({ alg: 'HS256', typ: 'JWT' })}.${b64(adminClaims)}`
+const wrongKey = `${signed}.${createHmac('sha256', randomBytes(32)).update(signed).digest('base64url')}`
+const tokens: Record<Role, string | undefined> = { anonymous: undefined, user: user.token, admin: admin.token, forged, tampered, 'wrong-key': wrongKey }
 
 const doc = app.swagger() as JsonSchema
 // Deletions run last, each on records of its own, so the records the other operations share stay put.

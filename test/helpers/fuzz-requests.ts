@@ -18,7 +18,8 @@ export interface Operation {
   }
 }
 
-export type Role = 'anonymous' | 'user' | 'admin' | 'forged'
+/** `forged`: alg none; `tampered`: a user's token with admin claims; `wrong-key`: HS256 with another key. */
+export type Role = 'anonymous' | 'user' | 'admin' | 'forged' | 'tampered' | 'wrong-key'
 
 /** Values path parameters can take that name real records; the plan picks one by index. Keys are
  * `<segment before>/<param>`, optionally `@<role>` for a role's own view (its records first). */
@@ -70,7 +71,7 @@ export function planArbitrary(operation: Operation, ctx: SchemaContext): fc.Arbi
   // Signed-in callers get most of the runs: anonymous and forged calls end at the auth check.
   const role = fc.oneof(
     { weight: 4, arbitrary: fc.constantFrom<Role>('admin', 'user') },
-    { weight: 1, arbitrary: fc.constantFrom<Role>('anonymous', 'forged') },
+    { weight: 1, arbitrary: fc.constantFrom<Role>('anonymous', 'forged', 'tampered', 'wrong-key') },
   )
   const pathParams = (operation.op.parameters ?? []).filter((p) => p.in === 'path')
   const queryParams = (operation.op.parameters ?? []).filter((p) => p.in === 'query')
