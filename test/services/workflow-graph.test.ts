@@ -46,7 +46,7 @@ t.test('diff reports exactly the changed fields, and added/removed nodes and edg
 
 t.test('identical graphs have no differences; keys with / and ~ are escaped in paths', async (t) => {
   const g = { nodes: [n('a')], edges: [] }
-  t.same(diffGraphs(g, structuredClone(g)), { added_nodes: [], removed_nodes: [], modified_nodes: [], added_edges: [], removed_edges: [] })
+  t.same(diffGraphs(g, structuredClone(g)), { added_nodes: [], removed_nodes: [], modified_nodes: [], added_edges: [], removed_edges: [], modified_edges: [] })
   const d = diffGraphs({ nodes: [n('a', 'configmap', { name: 'a', data: { 'a/b~c': '1' } })], edges: [] }, { nodes: [n('a', 'configmap', { name: 'a', data: { 'a/b~c': '2' } })], edges: [] })
   t.same(d.modified_nodes[0].changes, [{ path: '/data/data/a~1b~0c', old: '1', new: '2' }])
 })
