@@ -138,6 +138,23 @@ async function fuzzOperation(operation: Operation): Promise<Finding[]> {
   return found
 }
 
+// The oracle is what makes a green run mean something: each breach it exists for is flagged.
+t.test('the oracle flags 5xx, undocumented statuses, bodies other than {error}, stacks, driver text and secrets', async (t) => {
+  const op: Operation = { method: 'GET', path: '/x', op: { responses: { 200: {}, 404: {}, 502: {} } } }
+  const kinds = (status: number, body: string) => judge(op, status, body, ['s3cr3t-value']).map((b) => b.kind)
+  t.same(kinds(200, '{"ok":true}'), [])
+  t.same(kinds(404, '{"error":"not found"}'), [])
+  t.same(kinds(502, '{"error":"cluster did not answer"}'), [])
+  t.same(kinds(500, '{"error":"internal server error"}'), ['status 500'])
+  t.same(kinds(503, '{"error":"closing"}'), ['status 503'])
+  t.same(kinds(400, '{"error":"bad"}'), ['undocumented 400'])
+  t.same(kinds(404, '{"error":"x","code":"FST_ERR"}'), ['error body of 404 is not {error}'])
+  t.same(kinds(404, 'not found'), ['error body of 404 is not {error}'])
+  t.same(kinds(200, '{"m":"Error: x\\n    at f (/srv/app/src/a.ts:1:2)"}'), ['stack trace in body'])
+  t.same(kinds(200, '{"error":"MongoServerError: E11000 duplicate key"}'), ['driver text in body'])
+  t.same(kinds(200, '{"token":"s3cr3t-value"}'), ['secret in body'])
+})
+
 for (const operation of operations) {
   t.test(`${operation.method} ${operation.path}: only documented statuses, no 5xx, errors are {error}, nothing leaks`, async (t) => {
     const found = await fuzzOperation(operation)

@@ -4,7 +4,7 @@
 // valid with one hostile mutation, not an object or not JSON, or none). Plans are plain data, so a
 // shrunk counterexample prints as the request that was sent.
 import fc from 'fast-check'
-import { arbitraryFor, resolveRef, type JsonSchema, type SchemaContext } from './fuzz-schema.ts'
+import { arbitraryFor, type JsonSchema, type SchemaContext } from './fuzz-schema.ts'
 import { bodyMutation, hostileBodyText, hostileQueryValue, hostileSegment, mutate, serializeBody, type BodyMutation } from './fuzz-mutations.ts'
 
 export interface Operation {
@@ -165,4 +165,3 @@ export function describeRequest(req: BuiltRequest, role: Role): string {
   return `${req.method} ${cut(req.url, 200)} as ${role}${ct}${body}`
 }
 
-export { resolveRef }
