@@ -90,8 +90,11 @@ async function send(operation: Operation, plan: RequestPlan, pools: PathPools): 
  * counterexample is replayed (fast-check `path`) and shrunk on its own, within SHRINK_BUDGET requests. */
 async function fuzzOperation(operation: Operation): Promise<Finding[]> {
   const name = `${operation.method} ${operation.path}`
-  // Records are shared by the operations that leave them in place; a deletion gets its own.
-  if (operation.method === 'DELETE' || !shared) shared = await world.seed(String(operations.indexOf(operation)))
+  // Records are shared by the operations that leave them in place. A deletion gets its own, and so does
+  // every operation that connects out: an earlier update may have pointed a shared registry at its
+  // type's public default address, and the fuzzer must not leave the machine.
+  const connects = /\/(test|refresh|metrics)$/.test(operation.path)
+  if (operation.method === 'DELETE' || connects || !shared) shared = await world.seed(String(operations.indexOf(operation)))
   const seeded = shared
   const plans = planArbitrary(operation, { doc, hint: world.hints(seeded), bodyHint: world.bodyHints(seeded) })
   const firstRun = new Map<string, { index: number; outcome: Outcome }>()
