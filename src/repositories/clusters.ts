@@ -5,7 +5,7 @@ import type { Collection, Db, Filter } from 'mongodb'
 import { indexSetups } from './indexes.ts'
 import { newId } from './ids.ts'
 import { paginate, type PageRequest, type Page } from './pagination.ts'
-import { isDuplicateKey } from './errors.ts'
+import { insertUnique } from './errors.ts'
 import { Conflict } from '../errors.ts'
 import type { AuthType } from '../kube/credentials.ts'
 
@@ -91,12 +91,7 @@ export class ClusterRepository {
       _id: id, ...input, status: 'unknown', status_message: 'not checked yet', last_checked_at: null, default_of: [],
       metadata: { version: null, platform: null, node_count: null, namespaces: [] }, shared_with: [], created_at: at, updated_at: at,
     }
-    try {
-      await this.c.insertOne(doc)
-    } catch (err) {
-      if (isDuplicateKey(err)) throw new Conflict(`a cluster named "${input.name}" exists`)
-      throw err
-    }
+    await insertUnique(this.c, doc, () => new Conflict(`a cluster named "${input.name}" exists`))
     return doc
   }
 

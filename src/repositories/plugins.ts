@@ -5,7 +5,7 @@ import type { Collection, Db, Filter } from 'mongodb'
 import { indexSetups } from './indexes.ts'
 import { newId, isId } from './ids.ts'
 import { paginate, searchFilter, type PageRequest, type Page } from './pagination.ts'
-import { isDuplicateKey } from './errors.ts'
+import { isDuplicateKey, insertUnique } from './errors.ts'
 import { Conflict } from '../errors.ts'
 import type { ConfigFieldType, PluginCategory } from '../../schemas/plugin.ts'
 
@@ -81,12 +81,7 @@ export class PluginRepository {
   async create(input: PluginDefinitionInput): Promise<PluginDoc> {
     const at = this.now()
     const doc: PluginDoc = { _id: newId(), ...input, enabled: false, builtin: false, customized: false, created_at: at, updated_at: at }
-    try {
-      await this.c.insertOne(doc)
-    } catch (err) {
-      if (isDuplicateKey(err)) throw this.duplicate(input.name)
-      throw err
-    }
+    await insertUnique(this.c, doc, () => this.duplicate(input.name))
     return doc
   }
 

@@ -8,7 +8,7 @@ import type { Collection, Db, Filter } from 'mongodb'
 import { indexSetups } from './indexes.ts'
 import { newId } from './ids.ts'
 import { paginate, type PageRequest, type Page } from './pagination.ts'
-import { isDuplicateKey } from './errors.ts'
+import { isDuplicateKey, insertUnique } from './errors.ts'
 import { Conflict } from '../errors.ts'
 import type { REGISTRY_TYPES } from '../../schemas/registry.ts'
 
@@ -79,12 +79,7 @@ export class RegistryRepository {
       _id: id, ...input, name_key: input.name.toLowerCase(), status: 'unknown', status_message: 'not checked yet',
       is_default: false, last_checked_at: null, created_at: at, updated_at: at,
     }
-    try {
-      await this.c.insertOne(doc)
-    } catch (err) {
-      if (isDuplicateKey(err)) throw this.duplicate(input.name)
-      throw err
-    }
+    await insertUnique(this.c, doc, () => this.duplicate(input.name))
     return doc
   }
 

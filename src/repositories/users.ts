@@ -5,7 +5,7 @@ import { ObjectId, type Collection, type Db } from 'mongodb'
 import { Conflict } from '../errors.ts'
 import { paginate, type Page, type PageRequest } from './pagination.ts'
 import type { UserRecord } from '../../schemas/user.ts'
-import { isDuplicateKey } from './errors.ts'
+import { isDuplicateKey, insertUnique } from './errors.ts'
 
 export type Role = 'admin' | 'user'
 
@@ -81,12 +81,7 @@ export class UsersRepository {
   async insert(input: NewUser): Promise<UserDoc> {
     const at = this.now()
     const doc: UserDoc = { _id: new ObjectId(), ...input, email: normalizeEmail(input.email), role: 'user', linked_providers: [], created_at: at, updated_at: at }
-    try {
-      await this.users.insertOne(doc)
-    } catch (err) {
-      if (isDuplicateKey(err)) throw new Conflict('an account with this email already exists')
-      throw err
-    }
+    await insertUnique(this.users, doc, () => new Conflict('an account with this email already exists'))
     return doc
   }
 

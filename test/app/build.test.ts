@@ -6,20 +6,13 @@ import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { existsSync, readFileSync } from 'node:fs'
 import { mkdir, mkdtemp, rm } from 'node:fs/promises'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parse } from 'yaml'
+import { freePort } from '../helpers/ports.ts'
 
 const root = new URL('../..', import.meta.url).pathname
 
-async function freePort(): Promise<number> {
-  const srv = createServer().listen(0, '127.0.0.1')
-  await once(srv, 'listening')
-  const { port } = srv.address() as { port: number }
-  await new Promise((resolve) => srv.close(resolve))
-  return port
-}
 
 async function run(cmd: string, args: string[], env: Record<string, string | undefined> = process.env): Promise<{ code: number | null; output: string }> {
   const child = spawn(cmd, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] })

@@ -2,18 +2,11 @@
 // the docs are, logs JSON when its output is not a terminal, and shuts down cleanly on SIGTERM.
 import t from 'tap'
 import { spawn } from 'node:child_process'
-import { createServer } from 'node:net'
 import { once } from 'node:events'
+import { freePort } from '../helpers/ports.ts'
 
 const root = new URL('../..', import.meta.url).pathname
 
-async function freePort(): Promise<number> {
-  const srv = createServer().listen(0, '127.0.0.1')
-  await once(srv, 'listening')
-  const { port } = srv.address() as { port: number }
-  srv.close()
-  return port
-}
 
 t.test('the server answers /healthz, then exits 0 on SIGTERM', async (t) => {
   const port = await freePort()

@@ -6,19 +6,12 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { existsSync } from 'node:fs'
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { freePort } from '../helpers/ports.ts'
 
 const root = new URL('../..', import.meta.url).pathname
 
-async function freePort(): Promise<number> {
-  const srv = createServer().listen(0, '127.0.0.1')
-  await once(srv, 'listening')
-  const { port } = srv.address() as { port: number }
-  await new Promise((resolve) => srv.close(resolve))
-  return port
-}
 
 /** Polls until the server answers (there is no event to await from outside the process group). */
 async function waitHealthy(url: string, child: ChildProcess, output: () => string): Promise<void> {
