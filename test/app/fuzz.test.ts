@@ -25,9 +25,11 @@ const MAX_KINDS = 6
 t.comment(`fuzz seed ${SEED}, ${RUNS} runs per operation (override with FUZZ_SEED, FUZZ_RUNS)`)
 
 // The sign-in limits are raised so the fuzzer reaches validation and handlers instead of the limiter;
-// the limits themselves are tested in test/auth/rate-limit.test.ts.
+// the limits themselves are tested in test/auth/rate-limit.test.ts. The service's own outbound policy
+// keeps every connection it makes on loopback, whatever address a fuzzed body names.
 const { app, logs, config } = await startTestApp(t, {
   AUTH_RATE_LIMIT_PER_IP: 1_000_000, AUTH_RATE_LIMIT_PER_EMAIL: 1_000_000, RATE_LIMIT_MAX: 1_000_000, CLUSTER_TIMEOUT_MS: 2000,
+  OUTBOUND_ALLOW_CIDRS: '127.0.0.0/8,::1/128',
 })
 const admin = await registerUser(app, { email: 'fuzz-admin@example.test' })
 const user = await registerUser(app, { role: 'user', email: 'fuzz-user@example.test' })
