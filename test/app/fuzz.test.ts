@@ -166,8 +166,17 @@ for (const operation of operations) {
     findings.push(...found)
     t.same(found.map((f) => `${f.kinds.join(' + ')} <- ${f.request} -> ${f.status} ${f.body}${f.log.length ? `\n    server log: ${f.log[0].split('\n').slice(0, 6).join('\n      ')}` : ''}`), [],
       `fuzzed with seed ${SEED}, ${RUNS} runs`)
+    // A service that refused everyone would pass the checks above: the runs must get past sign-in.
+    const seen = Object.keys(timings.find((x) => x.operation === `${operation.method} ${operation.path}`)?.statuses ?? {})
+    t.ok(seen.some((s) => s !== '401'), `requests got past authentication (statuses seen: ${seen.join(', ')})`)
   })
 }
+
+t.test('the fuzzer reaches the success path of most operations', async (t) => {
+  const reached = timings.filter((x) => Object.keys(x.statuses).some((s) => /^[23]/.test(s)))
+  const missed = timings.filter((x) => !reached.includes(x)).map((x) => x.operation)
+  t.ok(reached.length >= 0.7 * timings.length, `${reached.length} of ${timings.length} operations answered a success; not: ${missed.join(', ')}`)
+})
 
 t.test('no seeded secret reaches the log', async (t) => {
   const leaked = world.secrets.filter((secret) => logs.some((line) => line.includes(secret)))
