@@ -1,10 +1,17 @@
 // The server side of bench/api.ts, run as its own process so the load generator does not share its event
-// loop: the real app (embedded in-memory database, logs off) and a bare Fastify route as the baseline.
+// loop: the real app (embedded in-memory database, production log level `info` unless BENCH_LOG_LEVEL says
+// otherwise) and a bare Fastify route as the baseline. It talks to the parent over IPC: the URLs once ready,
+// then for every measurement window the CPU this process spent and the requests each server answered, so the
+// parent can report CPU per request (more stable than req/s on a shared machine).
 import Fastify from 'fastify'
 import { buildApp } from '../src/app.ts'
 import { loadConfig } from '../src/config.ts'
 
-const app = await buildApp(loadConfig({ NODE_ENV: 'test', EMBEDDED_DB: 'memory', LOG_LEVEL: 'silent', OPEN_SIGNUP: 'true' }))
+const send = (message: unknown) => process.send!(message)
+const logLevel = process.env.BENCH_LOG_LEVEL ?? 'info'
+
+// NODE_ENV=test only makes the secrets ephemeral (nothing written to disk); the request path is production's.
+const app = await buildApp(loadConfig({ NODE_ENV: 'test', EMBEDDED_DB: 'memory', LOG_LEVEL: logLevel, OPEN_SIGNUP: 'true' }))
 await app.listen({ port: 0, host: '127.0.0.1' })
 const appUrl = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`
 
@@ -14,7 +21,7 @@ const post = async (path: string, body: unknown, token?: string) => {
   return res.json() as Promise<Record<string, any>>
 }
 const { token } = await post('/v1/api/auth/register', { email: 'bench@example.com', password: 'bench-password-1', name: 'Bench' })
-// A realistic canvas: 12 nodes and 11 edges per workflow, 40 workflows.
+// A realistic canvas: 12 nodes and 11 edges per workflow, 40 workflows; the last one has 10 versions.
 const nodes = Array.from({ length: 12 }, (_, i) => ({ id: `n${i}`, type: i % 2 ? 'service' : 'deployment', position: { x: i * 10, y: i * 5 }, data: { name: `node-${i}`, image: 'nginx:1.27', replicas: 2, port: 80 } }))
 const edges = Array.from({ length: 11 }, (_, i) => ({ id: `e${i}`, source: `n${i}`, target: `n${i + 1}`, sourceHandle: null, targetHandle: null }))
 let workflowId = ''
@@ -23,6 +30,7 @@ for (let i = 0; i < 40; i++) {
   await post(`/v1/api/workflows/${wf.id}/save`, { nodes, edges }, token)
   workflowId = wf.id
 }
+for (let v = 0; v < 10; v++) await post(`/v1/api/workflows/${workflowId}/versions`, { name: `v${v}` }, token)
 const sample = await (await fetch(`${appUrl}/v1/api/workflows/${workflowId}`, { headers: { authorization: `Bearer ${token}` } })).json()
 
 const bare = Fastify({ logger: false })
@@ -30,5 +38,23 @@ bare.get('/bare', async () => sample)
 await bare.listen({ port: 0, host: '127.0.0.1' })
 const bareUrl = `http://127.0.0.1:${(bare.server.address() as { port: number }).port}`
 
-process.stdout.write(JSON.stringify({ appUrl, bareUrl, token, workflowId }) + '\n')
-process.on('SIGTERM', async () => { await Promise.all([app.close(), bare.close()]); process.exit(0) })
+// Counting on the HTTP server's own event adds nothing to the route's code path.
+let served = 0
+app.server.on('request', () => { served++ })
+bare.server.on('request', () => { served++ })
+
+let window: { cpu: NodeJS.CpuUsage; served: number } | undefined
+process.on('message', async (message: { type: string }) => {
+  if (message.type === 'start') {
+    window = { cpu: process.cpuUsage(), served }
+    send({ type: 'started' })
+  } else if (message.type === 'stop' && window) {
+    const cpu = process.cpuUsage(window.cpu)
+    send({ type: 'stopped', cpuMicros: cpu.user + cpu.system, served: served - window.served })
+    window = undefined
+  } else if (message.type === 'close') {
+    await Promise.all([app.close(), bare.close()])
+    process.exit(0)
+  }
+})
+send({ type: 'ready', appUrl, bareUrl, token, workflowId, logLevel })
