@@ -17,7 +17,7 @@ import { createServer, type AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
-import { Long, MongoClient, ObjectId } from 'mongodb'
+import { BSON, Long, MongoClient, ObjectId } from 'mongodb'
 import { startEmbeddedMongoServer, type EmbeddedMongoOptions } from '../src/embedded-mongo/server.ts'
 import { encodeOpMsg, parseMessage, serializeReply } from '../src/embedded-mongo/wire.ts'
 
@@ -109,7 +109,7 @@ async function driverBaseline(): Promise<Timings> {
   }
 }
 
-const perSecond = (ms: number): string => Math.round(OPS / (ms / 1000)).toLocaleString('en-US').padStart(7)
+const perSecond = (ms: number, ops = OPS): string => Math.round(ops / (ms / 1000)).toLocaleString('en-US').padStart(7)
 
 function report(label: string, t: Timings & Partial<{ serverInsertUs: number; serverFindUs: number }>): void {
   console.log(label)
@@ -119,6 +119,56 @@ function report(label: string, t: Timings & Partial<{ serverInsertUs: number; se
   console.log(`  find/insert throughput ratio: ${(t.insertMs / t.findMs).toFixed(2)}`)
 }
 
+/**
+ * The read shapes of the workflow API, on ~5 KB documents (a 12-node canvas each): findOne by `_id`,
+ * findOne by `{_id, owner_id}` (GET /workflows/:id) and a 20-document sorted find through the
+ * `{owner_id, updated_at}` index (GET /workflows). Server CPU is the server's own time per find command.
+ */
+async function readShapes(ops: number): Promise<void> {
+  const server = await startEmbeddedMongoServer({ storage: 'memory' })
+  const client = await MongoClient.connect(server.uri)
+  try {
+    const coll = client.db('bench').collection('workflows')
+    const owners = Array.from({ length: 10 }, () => new ObjectId().toHexString())
+    const node = (i: number): Record<string, unknown> => ({
+      id: `node-${i}`, type: 'deployment', position: { x: i * 40, y: i * 25 },
+      data: { label: `service ${i}`, image: `registry.example.com/team/service-${i}:1.2.${i}`, replicas: 2, env: { LOG_LEVEL: 'info', PORT: '8080' }, notes: 'x'.repeat(200) },
+    })
+    const docs = Array.from({ length: 500 }, (_, i) => ({
+      _id: new ObjectId().toHexString(), owner_id: owners[i % owners.length], name: `workflow ${i}`, description: 'd'.repeat(80),
+      status: 'draft', nodes: Array.from({ length: 12 }, (_, n) => node(n)),
+      edges: Array.from({ length: 11 }, (_, n) => ({ id: `e${n}`, source: `node-${n}`, target: `node-${n + 1}` })),
+      created_at: new Date(Date.now() - i * 1000), updated_at: new Date(Date.now() - i * 1000),
+    }))
+    await coll.insertMany(docs as never[])
+    await coll.createIndex({ owner_id: 1, updated_at: -1 })
+    const shapes: Array<[string, () => Promise<unknown>]> = [
+      ['findOne {_id}', () => coll.findOne({ _id: docs[Math.floor(Math.random() * docs.length)]._id as never })],
+      ['findOne {_id, owner_id}', () => { const d = docs[Math.floor(Math.random() * docs.length)]; return coll.findOne({ _id: d._id as never, owner_id: d.owner_id }) }],
+      ['find {owner_id} sort updated_at limit 20', () => coll.find({ owner_id: owners[Math.floor(Math.random() * owners.length)] }).sort({ updated_at: -1 }).limit(20).toArray()],
+    ]
+    console.log(`read shapes: ${ops} ops each, memory storage, ${docs.length} documents of ~${Math.round(BSON.calculateObjectSize(docs[0]) / 1024)} KB`)
+    for (const [label, op] of shapes) {
+      for (let i = 0; i < 300; i++) await op()
+      const before = { ...(server.stats.commandTimings.get('find') ?? { count: 0, totalMs: 0 }) }
+      const start = performance.now()
+      for (let i = 0; i < ops; i++) await op()
+      const ms = performance.now() - start
+      const after = server.stats.commandTimings.get('find') ?? { count: 0, totalMs: 0 }
+      const serverUs = ((after.totalMs - before.totalMs) / (after.count - before.count)) * 1000
+      console.log(`  ${label.padEnd(42)} ${perSecond(ms, ops)} ops/s   server CPU ${serverUs.toFixed(1)} µs/op`)
+    }
+  } finally {
+    await client.close()
+    await server.close()
+  }
+}
+
+if (process.env.BENCH_READS_ONLY === '1') {
+  await readShapes(Number(process.env.BENCH_READ_OPS ?? 5000))
+  process.exit(0)
+}
+
 console.log(`embedded-mongo bench: ${OPS} insertOne + ${OPS} findOne by _id, alternating, sequential (concurrency 1), one client, Node ${process.version}`)
 const memory = await embedded({ storage: 'memory' })
 report('memory storage', memory)
@@ -126,6 +176,8 @@ const baseline = await driverBaseline()
 report('driver-only baseline (stub server with canned replies)', baseline)
 
 let disk: Awaited<ReturnType<typeof embedded>> | undefined
+if (process.env.BENCH_READS !== '0') await readShapes(Number(process.env.BENCH_READ_OPS ?? 5000))
+
 if (process.env.BENCH_DISK !== '0') {
   const dir = await mkdtemp(join(tmpdir(), 'embedded-mongo-bench-'))
   try {

@@ -4,6 +4,7 @@
 import type { Socket } from 'node:net'
 import { performance } from 'node:perf_hooks'
 import { recordTiming, runCommand } from './commands/index.ts'
+import { encodeStoredBatchReply, STORED_BATCH, type CursorReplyDoc } from './encoded-docs.ts'
 import { CommandError, ErrorCodes } from './errors.ts'
 import type { ServerState } from './state.ts'
 import type { Doc } from './values.ts'
@@ -26,7 +27,7 @@ function responseId(): number {
 
 function encodeReplyDoc(reply: Doc): Buffer {
   try {
-    return serializeReply(reply)
+    return (reply as CursorReplyDoc)[STORED_BATCH] ? encodeStoredBatchReply(reply as CursorReplyDoc) : serializeReply(reply)
   } catch (err) {
     // e.g. a single aggregation result over 16 MiB: report it instead of dropping the connection.
     return serializeReply(new CommandError(ErrorCodes.BadValue, `reply could not be encoded: ${(err as Error).message}`).toReply())

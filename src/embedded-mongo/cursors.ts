@@ -2,6 +2,7 @@
 // holds the complete, already ordered result (references to immutable stored documents) and a position;
 // projection is applied per batch as it is sent.
 import { BSON, Long } from 'bson'
+import { encodedDocument } from './encoded-docs.ts'
 import { MAX_BSON_OBJECT_BYTES } from './wire.ts'
 import type { Doc } from './values.ts'
 
@@ -13,6 +14,8 @@ export interface ServerCursor {
   docs: Doc[]
   pos: number
   transform: BatchTransform | undefined
+  /** The documents are stored ones sent untransformed, so their stored encoding can be sent. */
+  stored: boolean
   lastUsed: number
 }
 
@@ -23,7 +26,9 @@ const MAX_BATCH_BYTES = MAX_BSON_OBJECT_BYTES - 64 * 1024
 export const CURSOR_IDLE_TIMEOUT_MS = 10 * 60 * 1000
 
 /** Takes up to `limit` documents from `start`, capped so the reply stays under the BSON size limit. */
-export function takeBatch(docs: Doc[], start: number, limit: number | undefined, transform: BatchTransform | undefined): { batch: Doc[]; next: number } {
+export function takeBatch(
+  docs: Doc[], start: number, limit: number | undefined, transform: BatchTransform | undefined, stored = false,
+): { batch: Doc[]; next: number } {
   const end = limit === undefined ? docs.length : Math.min(docs.length, start + limit)
   if (end <= start) return { batch: [], next: start }
   const slice = docs.slice(start, end)
@@ -31,7 +36,7 @@ export function takeBatch(docs: Doc[], start: number, limit: number | undefined,
   if (batch.length > 1) {
     let bytes = 0
     for (let i = 0; i < batch.length; i++) {
-      bytes += BSON.calculateObjectSize(batch[i]) + 16
+      bytes += (stored ? encodedDocument(batch[i]).length : BSON.calculateObjectSize(batch[i])) + 16
       if (bytes > MAX_BATCH_BYTES && i > 0) return { batch: batch.slice(0, i), next: start + i }
     }
   }
@@ -41,13 +46,13 @@ export function takeBatch(docs: Doc[], start: number, limit: number | undefined,
 export class CursorRegistry {
   private readonly cursors = new Map<number, ServerCursor>()
 
-  open(ns: string, docs: Doc[], pos: number, transform: BatchTransform | undefined): number {
+  open(ns: string, docs: Doc[], pos: number, transform: BatchTransform | undefined, stored = false): number {
     let id: number
     do {
       // Positive and below 2^53 so it survives promotion to a JS number on the way back in.
       id = Math.floor(Math.random() * 2 ** 52) + 1
     } while (this.cursors.has(id))
-    this.cursors.set(id, { id, ns, docs, pos, transform, lastUsed: Date.now() })
+    this.cursors.set(id, { id, ns, docs, pos, transform, stored, lastUsed: Date.now() })
     return id
   }
 

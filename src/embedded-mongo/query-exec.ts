@@ -2,6 +2,7 @@
 // narrow candidates with an index when possible, check each with the mingo filter, sort, skip, limit.
 import type { Collection, PlanInfo } from './collection.ts'
 import { CommandError, ErrorCodes } from './errors.ts'
+import { matchesEqualities, plainEqualities } from './equality-match.ts'
 import { compileFilter, mingoOptions, Query } from './mingo-context.ts'
 import { forMatching } from './regex-flags.ts'
 import { parseSort, sortDocuments } from './sort.ts'
@@ -40,10 +41,17 @@ export function nonNegativeInt(v: unknown, what: string): number | undefined {
 export function findMatching(coll: Collection | undefined, opts: MatchOptions, stats: ServerStats): MatchResult {
   const sortKeys = parseSort(opts.sort)
   const candidates = coll?.candidates(opts.filter)
-  // A filter on _id alone is answered exactly by the lookup, so the (comparatively costly) mingo
-  // compilation is skipped; otherwise it happens even for a missing collection, so that a bad
-  // filter fails the same way whether or not the collection exists.
-  const query = candidates?.exact ? undefined : compileFilter(opts.filter)
+  // A filter on _id alone is answered exactly by the lookup, and a filter of plain scalar equalities
+  // (`{_id, owner_id}`, `{email}`) is checked directly, so the (comparatively costly) mingo compilation
+  // is skipped or deferred to a candidate the direct check cannot decide. Any other filter is compiled
+  // even for a missing collection, so that a bad filter fails the same way whether or not it exists.
+  const equalities = candidates?.exact ? undefined : plainEqualities(opts.filter)
+  let query: Query | undefined
+  const compile = (): Query => {
+    stats.filtersCompiled++
+    return compileFilter(opts.filter)
+  }
+  if (!candidates?.exact && !equalities) query = compile()
   if (!coll || !candidates) return { docs: [], plan: NO_PLAN, examined: 0 }
   const skip = opts.skip ?? 0
   const limit = opts.limit ?? 0
@@ -54,7 +62,14 @@ export function findMatching(coll: Collection | undefined, opts: MatchOptions, s
   let examined = 0
   for (const doc of docs) {
     examined++
-    if (!query || query.test(doc)) {
+    let matches: boolean | undefined = true
+    if (equalities) {
+      matches = matchesEqualities(doc, equalities)
+      if (matches === undefined) matches = (query ??= compile()).test(doc)
+    } else if (query) {
+      matches = query.test(doc)
+    }
+    if (matches) {
       matched.push(doc)
       if (matched.length >= enough) break
     }

@@ -14,6 +14,8 @@ export interface Logger {
 export interface ServerStats {
   /** Documents a filter was evaluated against, across all commands (the TTL sweeper is not counted). */
   docsExamined: number
+  /** General (mingo) filters compiled by the read path; plain equality lookups do not add to it. */
+  filtersCompiled: number
   commands: number
   /** Server CPU time per command name: message decode, handler and reply encode (not the journal wait). */
   commandTimings: Map<string, { count: number; totalMs: number }>

@@ -1,6 +1,7 @@
 // Small helpers shared by command handlers.
 import { cursorIdToLong, DEFAULT_FIRST_BATCH, takeBatch, type BatchTransform } from '../cursors.ts'
 import { CommandError, ErrorCodes } from '../errors.ts'
+import { STORED_BATCH, type CursorReplyDoc } from '../encoded-docs.ts'
 import type { CommandContext } from '../state.ts'
 import type { Doc } from '../values.ts'
 
@@ -29,13 +30,16 @@ export function cursorReply(
   ctx: CommandContext,
   ns: string,
   docs: Doc[],
-  opts: { batchSize?: number; singleBatch?: boolean; transform?: BatchTransform },
+  opts: { batchSize?: number; singleBatch?: boolean; transform?: BatchTransform; stored?: boolean },
 ): Doc {
   const limit = opts.batchSize ?? DEFAULT_FIRST_BATCH
-  const { batch, next } = takeBatch(docs, 0, opts.singleBatch && opts.batchSize === undefined ? undefined : limit, opts.transform)
+  const stored = opts.stored === true && !opts.transform
+  const { batch, next } = takeBatch(docs, 0, opts.singleBatch && opts.batchSize === undefined ? undefined : limit, opts.transform, stored)
   let id = 0
-  if (!opts.singleBatch && next < docs.length) id = ctx.state.cursors.open(ns, docs, next, opts.transform)
-  return { cursor: { firstBatch: batch, id: cursorIdToLong(id), ns }, ok: 1 }
+  if (!opts.singleBatch && next < docs.length) id = ctx.state.cursors.open(ns, docs, next, opts.transform, stored)
+  const reply: CursorReplyDoc = { cursor: { firstBatch: batch, id: cursorIdToLong(id), ns }, ok: 1 }
+  if (stored) reply[STORED_BATCH] = true
+  return reply
 }
 
 /** Collations change string comparison everywhere; the embedded server only does binary comparison. */

@@ -1,5 +1,6 @@
 // find, getMore, killCursors, count, distinct.
 import { cursorIdFromWire, cursorIdToLong, takeBatch } from '../cursors.ts'
+import { STORED_BATCH, type CursorReplyDoc } from '../encoded-docs.ts'
 import { CommandError, ErrorCodes } from '../errors.ts'
 import { asFilter, findMatching, makeProjector, nonNegativeInt } from '../query-exec.ts'
 import type { CommandHandler } from '../state.ts'
@@ -26,6 +27,7 @@ export const find: CommandHandler = (cmd, ctx) => {
     batchSize: batchSizeOf(cmd.batchSize),
     singleBatch,
     transform: makeProjector(filter, cmd.projection),
+    stored: true,
   })
 }
 
@@ -38,14 +40,16 @@ export const getMore: CommandHandler = (cmd, ctx) => {
   if (cursor.ns !== ns && !cursor.ns.startsWith(`${ctx.db}.$cmd`)) {
     throw new CommandError(ErrorCodes.Unauthorized, `Requested getMore on namespace '${ns}', but cursor belongs to a different namespace ${cursor.ns}`)
   }
-  const { batch, next } = takeBatch(cursor.docs, cursor.pos, batchSizeOf(cmd.batchSize) || undefined, cursor.transform)
+  const { batch, next } = takeBatch(cursor.docs, cursor.pos, batchSizeOf(cmd.batchSize) || undefined, cursor.transform, cursor.stored)
   cursor.pos = next
   let replyId = id
   if (next >= cursor.docs.length) {
     ctx.state.cursors.kill(id)
     replyId = 0
   }
-  return { cursor: { nextBatch: batch, id: cursorIdToLong(replyId), ns: cursor.ns }, ok: 1 }
+  const reply: CursorReplyDoc = { cursor: { nextBatch: batch, id: cursorIdToLong(replyId), ns: cursor.ns }, ok: 1 }
+  if (cursor.stored) reply[STORED_BATCH] = true
+  return reply
 }
 
 export const killCursors: CommandHandler = (cmd, ctx) => {
