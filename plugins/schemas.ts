@@ -2,12 +2,12 @@
 // encapsulated route plugin resolves them and the OpenAPI document lists each once as a component.
 import fp from 'fastify-plugin'
 import { ErrorResponse } from '../schemas/common.ts'
-import { Workflow, Version, Run } from '../schemas/workflow.ts'
+import { Workflow, WorkflowSummary, Version, VersionSummary, Run } from '../schemas/workflow.ts'
 import { Cluster } from '../schemas/cluster.ts'
 import { Registry } from '../schemas/registry.ts'
 import { User } from '../schemas/user.ts'
 import { Plugin } from '../schemas/plugin.ts'
 
 export default fp(async (app) => {
-  for (const schema of [ErrorResponse, User, Workflow, Version, Run, Cluster, Registry, Plugin]) app.addSchema(schema)
+  for (const schema of [ErrorResponse, User, Workflow, WorkflowSummary, Version, VersionSummary, Run, Cluster, Registry, Plugin]) app.addSchema(schema)
 }, { name: 'schemas' })

@@ -26,6 +26,9 @@ import { OutboundPolicy } from '../src/net/outbound-policy.ts'
 import { OidcTokenSource } from '../src/kube/oidc-token.ts'
 import { k8s } from '../src/kube/client.ts'
 
+/** Workflows kept by the read cache: ~5 KB for a 12-node canvas, so ~5 MB at most. */
+const WORKFLOW_CACHE_ENTRIES = 1000
+
 export interface Services {
   workflows: WorkflowService
   stats: StatsService
@@ -63,7 +66,9 @@ export default fp(async (app) => {
   app.log.info({ inserted: catalogue.inserted.length, refreshed: catalogue.refreshed.length }, 'plugin catalogue loaded')
   if (catalogue.rejected.length) app.log.error({ rejected: catalogue.rejected }, 'built-in plugins failed their checks and were not loaded')
   const workflows = new WorkflowService({
-    workflows: new WorkflowRepository(db), versions: new VersionRepository(db), runs: new RunRepository(db), bus,
+    // The read cache is exact only while this process is the database's sole client: the embedded server.
+    // A real MongoDB may have other writers (replicas of this service), which would never invalidate it.
+    workflows: new WorkflowRepository(db, undefined, config.MONGODB_URI ? {} : { cache: { maxEntries: WORKFLOW_CACHE_ENTRIES } }), versions: new VersionRepository(db), runs: new RunRepository(db), bus,
     canDeployTo: (userId, ref) => clusters.canReach(userId, ref, 'deployer'),
     pluginsByRef: async (refs) => (await pluginRepo.findByRefs(refs)).map((d) => ({ id: d._id, name: d.name, config_fields: d.config_fields })),
   })

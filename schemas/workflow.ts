@@ -62,10 +62,26 @@ export const SaveWorkflowBody = Type.Object({
 export const CloneWorkflowBody = Type.Object({ name: Type.Optional(Name) }, { additionalProperties: false })
 export const SetStatusBody = Type.Object({ status: WorkflowStatus }, { additionalProperties: false })
 
+// Lists answer summaries: a list view never shows the canvas, and it is most of each document's size.
+const IncludeGraph = Type.Optional(StringEnum(['graph'], { description: '`graph` adds `nodes` and `edges` to every item' }))
+const GraphSummaryFields = {
+  node_count: Type.Integer({ minimum: 0, description: 'number of nodes' }),
+  edge_count: Type.Integer({ minimum: 0, description: 'number of edges' }),
+  node_types: Type.Array(Type.String(), { description: 'the node types used, each once, sorted' }),
+  nodes: Type.Optional(Type.Array(SavedNode, { description: 'only with include=graph' })),
+  edges: Type.Optional(Type.Array(SavedEdge, { description: 'only with include=graph' })),
+}
+
+export const WorkflowSummary = Type.Object({
+  ...Type.Omit(Workflow, ['nodes', 'edges']).properties,
+  ...GraphSummaryFields,
+}, { $id: 'WorkflowSummary', additionalProperties: false, description: 'a workflow in a list: its graph summarized, the graph itself only with include=graph' })
+
 export const WorkflowListQuery = PaginationQuery(['created_at', 'updated_at', 'name', 'status', 'last_run_at'], {
   status: Type.Optional(WorkflowStatus),
+  include: IncludeGraph,
 })
-export const WorkflowList = PageOf('workflows', Type.Ref('Workflow'))
+export const WorkflowList = PageOf('workflows', Type.Ref('WorkflowSummary'))
 
 // Versions
 
@@ -93,8 +109,12 @@ export const VersionMetaBody = Type.Object({
   tag: Type.Optional(Type.String({ maxLength: 100 })),
   description: Type.Optional(Description),
 }, { additionalProperties: false })
-export const VersionListQuery = PaginationQuery(['created_at', 'version', 'name'])
-export const VersionList = PageOf('versions', Type.Ref('Version'))
+export const VersionSummary = Type.Object({
+  ...Type.Omit(Version, ['nodes', 'edges']).properties,
+  ...GraphSummaryFields,
+}, { $id: 'VersionSummary', additionalProperties: false, description: 'a version in a list: its graph summarized, the graph itself only with include=graph' })
+export const VersionListQuery = PaginationQuery(['created_at', 'version', 'name'], { include: IncludeGraph })
+export const VersionList = PageOf('versions', Type.Ref('VersionSummary'))
 export const CompareQuery = Type.Object({
   v1: Type.Integer({ minimum: 1, description: 'version to compare from' }),
   v2: Type.Integer({ minimum: 1, description: 'version to compare to' }),

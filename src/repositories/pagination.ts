@@ -20,6 +20,8 @@ export interface PageSpec<T extends Document> {
   sortFields: Record<string, string>
   /** Document fields that `search` is matched against. */
   searchFields?: string[]
+  /** Find projection (may compute fields); the whole document when absent. */
+  projection?: Document
 }
 
 export interface Page<T> { items: T[]; total: number; page: number; limit: number }
@@ -51,7 +53,7 @@ export async function paginate<T extends Document, R>(collection: Collection<T>,
   // _id as a tie-breaker keeps pages stable when many documents share the sort value.
   const sort: Sort = sortField === '_id' ? { _id: direction } : { [sortField]: direction, _id: direction }
   const [docs, total] = await Promise.all([
-    collection.find(filter).sort(sort).skip((page - 1) * limit).limit(limit).toArray(),
+    collection.find(filter, spec.projection && { projection: spec.projection }).sort(sort).skip((page - 1) * limit).limit(limit).toArray(),
     collection.countDocuments(filter),
   ])
   return { items: docs.map((d) => map(d as T)), total, page, limit }

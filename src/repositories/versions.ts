@@ -5,6 +5,7 @@ import { indexSetups } from './indexes.ts'
 import { newId } from './ids.ts'
 import { paginate, type PageRequest, type Page } from './pagination.ts'
 import type { GraphEdge, GraphNode } from '../services/workflow-graph.ts'
+import { summaryProjection, sortedTypes, type GraphSummary } from './workflows.ts'
 
 export interface VersionDoc {
   _id: string
@@ -28,6 +29,20 @@ export interface VersionDoc {
 export interface Version extends Omit<VersionDoc, '_id' | 'owner_id' | 'created_at'> { id: string; created_at: string }
 
 export const toVersion = ({ _id, owner_id: _owner, created_at, ...rest }: VersionDoc): Version => ({ id: _id, ...rest, created_at: created_at.toISOString() })
+
+/** A version as lists show it: counts and node types instead of the graph, which `graph` adds back. */
+export interface VersionSummary extends Omit<Version, 'nodes' | 'edges'>, GraphSummary, Partial<Pick<Version, 'nodes' | 'edges'>> {}
+
+const VERSION_SCALAR_FIELDS = [
+  '_id', 'workflow_id', 'version', 'name', 'tag', 'description', 'metadata', 'is_automatic', 'restored_from',
+  'run_id', 'run_status', 'created_by', 'created_at',
+] as const satisfies readonly (keyof VersionDoc)[]
+
+type SummaryDoc = Omit<VersionDoc, 'nodes' | 'edges' | 'owner_id'> & GraphSummary & Partial<Pick<VersionDoc, 'nodes' | 'edges'>>
+
+const toVersionSummary = ({ _id, created_at, node_types, ...rest }: SummaryDoc): VersionSummary => ({
+  id: _id, ...rest, node_types: sortedTypes(node_types), created_at: created_at.toISOString(),
+})
 
 indexSetups.push(async (db) => {
   const c = db.collection('workflow_versions')
@@ -54,12 +69,14 @@ export class VersionRepository {
     return doc && toVersion(doc)
   }
 
-  async list(ownerId: string, workflowId: string, req: PageRequest): Promise<Page<Version>> {
+  /** Summaries, computed by the database; `graph` adds the nodes and edges. */
+  async list(ownerId: string, workflowId: string, req: PageRequest, options: { graph?: boolean } = {}): Promise<Page<VersionSummary>> {
     return paginate(this.c, req, {
       filter: { owner_id: ownerId, workflow_id: workflowId },
       sortFields: { created_at: 'created_at', version: 'version', name: 'name' },
       searchFields: ['name', 'tag', 'description'],
-    }, toVersion)
+      projection: summaryProjection(VERSION_SCALAR_FIELDS, options.graph ?? false),
+    }, (doc) => toVersionSummary(doc as unknown as SummaryDoc))
   }
 
   async update(ownerId: string, workflowId: string, version: number, fields: Partial<Pick<VersionDoc, 'name' | 'tag' | 'description' | 'run_id' | 'run_status'>>): Promise<Version | null> {

@@ -3,6 +3,7 @@ import type { Collection, Db } from 'mongodb'
 import { indexSetups } from './indexes.ts'
 import { isId, newId } from './ids.ts'
 import { paginate, type PageRequest, type Page } from './pagination.ts'
+import { ReadCache, type ReadCacheOptions } from './read-cache.ts'
 import type { GraphEdge, GraphNode } from '../services/workflow-graph.ts'
 
 export type WorkflowStatus = 'draft' | 'published' | 'archived'
@@ -37,6 +38,40 @@ export const toWorkflow = ({ _id, created_at, updated_at, last_run_at, ...rest }
   id: _id, ...rest, last_run_at: last_run_at ? last_run_at.toISOString() : null, created_at: created_at.toISOString(), updated_at: updated_at.toISOString(),
 })
 
+/** A workflow as lists show it: counts and node types instead of the graph, which `graph` adds back. */
+export interface WorkflowSummary extends Omit<Workflow, 'nodes' | 'edges'>, GraphSummary, Partial<Pick<Workflow, 'nodes' | 'edges'>> {}
+
+export interface GraphSummary { node_count: number; edge_count: number; node_types: string[] }
+
+/**
+ * Find-projection fields that compute a graph's summary in the database, so a list never ships the graph.
+ * `$setUnion` makes the types unique in any order; they are sorted after (portable to MongoDB before 5.2).
+ */
+export const GRAPH_SUMMARY_PROJECTION = {
+  node_count: { $size: { $ifNull: ['$nodes', []] } },
+  edge_count: { $size: { $ifNull: ['$edges', []] } },
+  node_types: { $setUnion: [{ $ifNull: ['$nodes.type', []] }, []] },
+} as const
+
+export function summaryProjection(fields: readonly string[], graph: boolean): Record<string, unknown> {
+  return { ...Object.fromEntries(fields.map((f) => [f, 1])), ...GRAPH_SUMMARY_PROJECTION, ...(graph && { nodes: 1, edges: 1 }) }
+}
+
+/** Node types as the projection computed them: strings only, sorted. */
+export const sortedTypes = (types: unknown): string[] => (Array.isArray(types) ? types.filter((t): t is string => typeof t === 'string').sort() : [])
+
+const WORKFLOW_SCALAR_FIELDS = [
+  '_id', 'owner_id', 'name', 'description', 'cluster_id', 'metadata', 'status', 'current_version',
+  'run_count', 'success_count', 'failure_count', 'last_run_at', 'created_at', 'updated_at',
+] as const satisfies readonly (keyof WorkflowDoc)[]
+
+type SummaryDoc = Omit<WorkflowDoc, 'nodes' | 'edges'> & GraphSummary & Partial<Pick<WorkflowDoc, 'nodes' | 'edges'>>
+
+const toWorkflowSummary = ({ _id, created_at, updated_at, last_run_at, node_types, ...rest }: SummaryDoc): WorkflowSummary => ({
+  id: _id, ...rest, node_types: sortedTypes(node_types),
+  last_run_at: last_run_at ? last_run_at.toISOString() : null, created_at: created_at.toISOString(), updated_at: updated_at.toISOString(),
+})
+
 export const WORKFLOW_SORT_FIELDS = { created_at: 'created_at', updated_at: 'updated_at', name: 'name', status: 'status', last_run_at: 'last_run_at' } as const
 
 indexSetups.push(async (db) => {
@@ -49,10 +84,31 @@ indexSetups.push(async (db) => {
 
 export type WorkflowInput = Pick<WorkflowDoc, 'name' | 'description' | 'cluster_id'> & Partial<Pick<WorkflowDoc, 'nodes' | 'edges' | 'metadata' | 'status'>>
 
+export interface WorkflowRepositoryOptions {
+  /**
+   * Cache reads by id in memory. Correct only while this process is the database's sole client (the
+   * embedded server): writes by another process or replica would never drop its entries.
+   */
+  cache?: ReadCacheOptions
+}
+
+// Every method that writes the collection drops the id from the read cache when it is done (in `finally`:
+// a write that failed may still have been applied). A new write method must do the same.
 export class WorkflowRepository {
   private readonly c: Collection<WorkflowDoc>
-  constructor(db: Db, private readonly now: () => Date = () => new Date()) {
+  private readonly cache: ReadCache<Workflow> | null
+  constructor(db: Db, private readonly now: () => Date = () => new Date(), options: WorkflowRepositoryOptions = {}) {
     this.c = db.collection<WorkflowDoc>('workflows')
+    this.cache = options.cache ? new ReadCache<Workflow>(options.cache) : null
+  }
+
+  /** Runs a write to `id`, then drops `id` from the read cache. */
+  private async writing<R>(id: string, write: () => Promise<R>): Promise<R> {
+    try {
+      return await write()
+    } finally {
+      this.cache?.drop(id)
+    }
   }
 
   async create(ownerId: string, input: WorkflowInput): Promise<Workflow> {
@@ -62,28 +118,33 @@ export class WorkflowRepository {
       nodes: input.nodes ?? [], edges: input.edges ?? [], metadata: input.metadata ?? {}, status: input.status ?? 'draft',
       current_version: 0, run_count: 0, success_count: 0, failure_count: 0, last_run_at: null, created_at: at, updated_at: at,
     }
-    await this.c.insertOne(doc)
+    await this.writing(doc._id, () => this.c.insertOne(doc))
     return toWorkflow(doc)
   }
 
   async get(ownerId: string, id: string): Promise<Workflow | null> {
     if (!isId(id)) return null
-    const doc = await this.c.findOne({ _id: id, owner_id: ownerId })
-    return doc && toWorkflow(doc)
+    const load = async () => { const doc = await this.c.findOne({ _id: id, owner_id: ownerId }); return doc && toWorkflow(doc) }
+    if (!this.cache) return load()
+    const hit = this.cache.get(id, ownerId)
+    if (hit !== undefined) return hit
+    return this.cache.read(id, load)
   }
 
-  async list(ownerId: string, req: PageRequest, filter: { status?: WorkflowStatus } = {}): Promise<Page<Workflow>> {
+  /** Summaries, computed by the database; `graph` adds the nodes and edges. */
+  async list(ownerId: string, req: PageRequest, filter: { status?: WorkflowStatus } = {}, options: { graph?: boolean } = {}): Promise<Page<WorkflowSummary>> {
     return paginate(this.c, req, {
       filter: { owner_id: ownerId, ...(filter.status && { status: filter.status }) },
       sortFields: WORKFLOW_SORT_FIELDS,
       searchFields: ['name', 'description'],
-    }, toWorkflow)
+      projection: summaryProjection(WORKFLOW_SCALAR_FIELDS, options.graph ?? false),
+    }, (doc) => toWorkflowSummary(doc as unknown as SummaryDoc))
   }
 
   /** Applies a partial update; null when the workflow is not the owner's. */
   async update(ownerId: string, id: string, fields: Partial<Pick<WorkflowDoc, 'name' | 'description' | 'cluster_id' | 'metadata' | 'nodes' | 'edges' | 'status'>>): Promise<Workflow | null> {
     if (!isId(id)) return null
-    const doc = await this.c.findOneAndUpdate({ _id: id, owner_id: ownerId }, { $set: { ...fields, updated_at: this.now() } }, { returnDocument: 'after' })
+    const doc = await this.writing(id, () => this.c.findOneAndUpdate({ _id: id, owner_id: ownerId }, { $set: { ...fields, updated_at: this.now() } }, { returnDocument: 'after' }))
     return doc && toWorkflow(doc)
   }
 
@@ -92,7 +153,7 @@ export class WorkflowRepository {
     if (!isId(id)) return null
     // One timestamp for the write and the reply, so the reply is what is stored.
     const at = this.now()
-    const before = await this.c.findOneAndUpdate({ _id: id, owner_id: ownerId }, { $set: { status, updated_at: at } }, { returnDocument: 'before' })
+    const before = await this.writing(id, () => this.c.findOneAndUpdate({ _id: id, owner_id: ownerId }, { $set: { status, updated_at: at } }, { returnDocument: 'before' }))
     if (!before) return null
     return { before: before.status, workflow: toWorkflow({ ...before, status, updated_at: at }) }
   }
@@ -103,7 +164,7 @@ export class WorkflowRepository {
    */
   async allocateVersion(ownerId: string, id: string): Promise<{ version: number; workflow: Workflow } | null> {
     if (!isId(id)) return null
-    const doc = await this.c.findOneAndUpdate({ _id: id, owner_id: ownerId }, { $inc: { current_version: 1 } }, { returnDocument: 'after' })
+    const doc = await this.writing(id, () => this.c.findOneAndUpdate({ _id: id, owner_id: ownerId }, { $inc: { current_version: 1 } }, { returnDocument: 'after' }))
     return doc && { version: doc.current_version, workflow: toWorkflow(doc) }
   }
 
@@ -113,17 +174,17 @@ export class WorkflowRepository {
    */
   async replaceGraphAsNewVersion(ownerId: string, id: string, graph: Pick<WorkflowDoc, 'nodes' | 'edges' | 'metadata'>): Promise<{ version: number; workflow: Workflow } | null> {
     if (!isId(id)) return null
-    const doc = await this.c.findOneAndUpdate(
+    const doc = await this.writing(id, () => this.c.findOneAndUpdate(
       { _id: id, owner_id: ownerId },
       { $set: { nodes: graph.nodes, edges: graph.edges, metadata: graph.metadata, updated_at: this.now() }, $inc: { current_version: 1 } },
       { returnDocument: 'after' },
-    )
+    ))
     return doc && { version: doc.current_version, workflow: toWorkflow(doc) }
   }
 
   async delete(ownerId: string, id: string): Promise<boolean> {
     if (!isId(id)) return false
-    const res = await this.c.deleteOne({ _id: id, owner_id: ownerId })
+    const res = await this.writing(id, () => this.c.deleteOne({ _id: id, owner_id: ownerId }))
     return res.deletedCount === 1
   }
 

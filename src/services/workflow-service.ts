@@ -3,8 +3,8 @@
 // missing one.
 import { NotFound, BadRequest } from '../errors.ts'
 import type { EventBus } from '../events/bus.ts'
-import type { WorkflowRepository, Workflow, WorkflowStatus } from '../repositories/workflows.ts'
-import type { VersionRepository, Version } from '../repositories/versions.ts'
+import type { WorkflowRepository, Workflow, WorkflowStatus, WorkflowSummary } from '../repositories/workflows.ts'
+import type { VersionRepository, Version, VersionSummary } from '../repositories/versions.ts'
 import type { RunRepository, Run, RunStatus } from '../repositories/runs.ts'
 import type { PageRequest, Page } from '../repositories/pagination.ts'
 import { assertNoSecretValues, assertValidGraph, pluginRefs, type GraphEdge, type GraphNode, type PluginFields } from './workflow-graph.ts'
@@ -42,8 +42,9 @@ export class WorkflowService {
     return wf
   }
 
-  list(ownerId: string, req: PageRequest, filter: { status?: WorkflowStatus } = {}): Promise<Page<Workflow>> {
-    return this.deps.workflows.list(ownerId, req, filter)
+  /** Summaries; `graph` adds each workflow's nodes and edges. */
+  list(ownerId: string, req: PageRequest, filter: { status?: WorkflowStatus } = {}, options: { graph?: boolean } = {}): Promise<Page<WorkflowSummary>> {
+    return this.deps.workflows.list(ownerId, req, filter, options)
   }
 
   async get(ownerId: string, id: string): Promise<Workflow> {
@@ -128,9 +129,10 @@ export class WorkflowService {
     return created
   }
 
-  async listVersions(ownerId: string, id: string, req: PageRequest): Promise<Page<Version>> {
+  /** Summaries; `graph` adds each version's nodes and edges. */
+  async listVersions(ownerId: string, id: string, req: PageRequest, options: { graph?: boolean } = {}): Promise<Page<VersionSummary>> {
     await this.get(ownerId, id)
-    return this.deps.versions.list(ownerId, id, req)
+    return this.deps.versions.list(ownerId, id, req, options)
   }
 
   async getVersion(ownerId: string, id: string, version: number): Promise<Version> {

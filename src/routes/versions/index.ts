@@ -15,9 +15,13 @@ export default async function versionRoutes(app: App) {
   app.get('/v1/api/workflows/:id/versions', {
     schema: {
       tags, operationId: 'listVersions', summary: 'versions of a workflow, paginated',
+      description: 'Each version comes as a summary: `node_count`, `edge_count` and `node_types` instead of `nodes` and `edges`. `include=graph` adds `nodes` and `edges`; `GET /workflows/{id}/versions/{version}` answers one in full.',
       params: WorkflowParams, querystring: VersionListQuery, response: { 200: VersionList, ...errorResponses(400, 401, 404) },
     },
-  }, async (req) => pageReply('versions', await service.listVersions(req.user.id, req.params.id, req.query)))
+  }, async (req) => {
+    const { include, ...page } = req.query
+    return pageReply('versions', await service.listVersions(req.user.id, req.params.id, page, { graph: include === 'graph' }))
+  })
 
   app.get('/v1/api/workflows/:id/versions/compare', {
     schema: {

@@ -23,11 +23,12 @@ export default async function workflowRoutes(app: App) {
   app.get('/v1/api/workflows', {
     schema: {
       tags, operationId: 'listWorkflows', summary: 'the caller\'s workflows, paginated; `search` matches name and description',
+      description: 'Each workflow comes as a summary: `node_count`, `edge_count` and `node_types` instead of `nodes` and `edges`. `include=graph` adds `nodes` and `edges` (the whole canvas of every workflow on the page); `GET /workflows/{id}` answers one in full.',
       querystring: WorkflowListQuery, response: { 200: WorkflowList, ...errorResponses(400, 401) },
     },
   }, async (req) => {
-    const { status, ...page } = req.query
-    return pageReply('workflows', await service.list(req.user.id, page, { status }))
+    const { status, include, ...page } = req.query
+    return pageReply('workflows', await service.list(req.user.id, page, { status }, { graph: include === 'graph' }))
   })
 
   app.get('/v1/api/workflows/:id', {
