@@ -1,8 +1,36 @@
 // Security headers and CORS. Any origin is allowed by default but never with credentials: the API uses
 // bearer tokens, not cookies, so there is nothing for a browser to send on a user's behalf.
+import { createRequire } from 'node:module'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import fp from 'fastify-plugin'
-import helmet from '@fastify/helmet'
 import cors from '@fastify/cors'
+
+// The helmet that @fastify/helmet wraps (the same version, so the same headers). @fastify/helmet runs it
+// per request and builds a new helmet middleware (options parsed, every header recomputed) each time; with
+// one configuration for the whole API and no nonces, its output never changes, so it is computed once here.
+type Helmet = (options: Record<string, unknown>) => (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void
+const require = createRequire(import.meta.url)
+const helmet = createRequire(require.resolve('@fastify/helmet'))('helmet') as Helmet
+
+/** The headers helmet sets with these options, in the order it sets them. */
+export function securityHeaders(options: Record<string, unknown>): Array<[string, string]> {
+  const headers: Array<[string, string]> = []
+  const res = {
+    setHeader(name: string, value: string) { headers.push([name, value]) },
+    // Helmet removes X-Powered-By, which Fastify never sets.
+    removeHeader() {},
+  }
+  helmet(options)({} as IncomingMessage, res as unknown as ServerResponse, (err) => { if (err) throw err })
+  return headers
+}
+
+export function helmetOptions(anyOrigin: boolean): Record<string, unknown> {
+  return {
+    // Swagger UI serves its own CSP (staticCSP); the API itself returns JSON only.
+    contentSecurityPolicy: false,
+    crossOriginResourcePolicy: { policy: anyOrigin ? 'cross-origin' : 'same-site' },
+  }
+}
 
 export default fp(async (app) => {
   const origins = app.config.CORS_ORIGINS.split(',').map((o) => o.trim()).filter(Boolean)
@@ -14,10 +42,12 @@ export default fp(async (app) => {
     allowedHeaders: ['Authorization', 'Content-Type', 'Last-Event-ID'],
     maxAge: 600,
   })
-  await app.register(helmet, {
-    global: true,
-    // Swagger UI serves its own CSP (staticCSP); the API itself returns JSON only.
-    contentSecurityPolicy: false,
-    crossOriginResourcePolicy: { policy: anyOrigin ? 'cross-origin' : 'same-site' },
+  const headers = securityHeaders(helmetOptions(anyOrigin))
+  // Set on the raw response in onRequest, as @fastify/helmet does: every reply carries them, errors and
+  // 404s included, whatever later hooks or handlers do.
+  app.addHook('onRequest', (_request, reply, done) => {
+    const raw = reply.raw
+    for (let i = 0; i < headers.length; i++) raw.setHeader(headers[i][0], headers[i][1])
+    done()
   })
 }, { name: 'security', dependencies: ['config'] })

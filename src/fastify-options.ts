@@ -3,7 +3,7 @@ import type { Socket } from 'node:net'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import type { DestinationStream } from 'pino'
 import type { Config } from './config.ts'
-import { loggerOptions } from './logger.ts'
+import { loggerOptions, RequestLogController } from './logger.ts'
 import { formatValidationErrors } from './validation.ts'
 
 export interface BuildOptions {
@@ -52,7 +52,10 @@ export function fastifyOptions(config: Config, options: BuildOptions = {}) {
   const headersTimeout = Math.min(config.HEADERS_TIMEOUT_MS, config.REQUEST_TIMEOUT_MS)
   const connectionsCheckingInterval = Math.min(1000, Math.max(25, Math.floor(headersTimeout / 4)))
   return {
-    logger: options.logStream ? { ...logger, stream: options.logStream } : logger,
+    // Level `silent` means no logger at all: Fastify then skips the per-request child logger (and its
+    // redaction set-up) that a silent pino would still build.
+    logger: config.LOG_LEVEL === 'silent' ? false : options.logStream ? { ...logger, stream: options.logStream } : logger,
+    logController: new RequestLogController(),
     bodyLimit: config.BODY_LIMIT_BYTES,
     trustProxy: config.TRUST_PROXY,
     return503OnClosing: true,

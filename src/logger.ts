@@ -1,6 +1,7 @@
 // Logger options shared by the app and the tools. Secrets must never reach a log line, so redaction covers
 // headers, bodies and the query strings that may carry a token (the terminal WebSocket) or an OAuth code.
-import type { DestinationStream, LoggerOptions } from 'pino'
+import { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyRequest } from 'fastify'
+import type { DestinationStream, Logger, LoggerOptions } from 'pino'
 import pretty from 'pino-pretty'
 import type { Config } from './config.ts'
 
@@ -53,4 +54,30 @@ export function logDestination(output: NodeJS.WritableStream & { isTTY?: boolean
   // Synchronous, so the last lines before an exit are not lost. fd 1 rather than process.stdout itself,
   // which the stream must not end.
   return pretty({ destination: output === process.stdout ? 1 : output, colorize: true, sync: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' })
+}
+
+// The access line is built only from the serializers above: request id, method, URL (secret query values
+// replaced by redactUrl), client address and status. None of those keys is a redaction path, so the
+// path-based redaction pass (tens of µs a line, most of a cheap request's log cost) cannot change it and is
+// skipped for this one line. Everything else, error lines of requests included, still goes through it.
+const accessLoggers = new WeakMap<FastifyBaseLogger, FastifyBaseLogger>()
+function accessLogger(root: FastifyBaseLogger): FastifyBaseLogger {
+  let log = accessLoggers.get(root)
+  if (!log) accessLoggers.set(root, log = root.child({}, { redact: { paths: [] } } as never))
+  return log
+}
+
+/** One line per request, written when it completes (Fastify's default is two: one on arrival, one at the
+ *  end), carrying what both had: request id, method, redacted URL, client address, status and time. */
+export class RequestLogController extends LogController {
+  override incomingRequest(): void {}
+
+  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    if (error) {
+      reply.log.error({ req: request, res: reply, err: error, responseTime: reply.elapsedTime }, 'request errored')
+      return
+    }
+    // The request's own logger decides (a route may have its own level); the access logger writes.
+    if ((reply.log as Logger).isLevelEnabled('info')) accessLogger(request.server.log).info({ reqId: request.id, req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed')
+  }
 }
