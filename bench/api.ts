@@ -5,7 +5,8 @@
 // is the figure to compare across runs; req/s is only comparable against the baseline of the same run.
 //
 // BENCH_SECONDS (default 5) per measurement, BENCH_CONNECTIONS (20), BENCH_ROUNDS (3; medians reported),
-// BENCH_ROUTES (comma-separated names below; default all), BENCH_LOG_LEVEL (server log level, default info).
+// BENCH_ROUTES (comma-separated names below; default all), BENCH_LOG_LEVEL (server log level, default info),
+// BENCH_CPU_PROF=<dir> (writes a V8 CPU profile of the server there, for Chrome DevTools or speedscope).
 import { fork } from 'node:child_process'
 import { loadavg } from 'node:os'
 import autocannon from 'autocannon'
@@ -21,7 +22,7 @@ type Message = ({ type: 'ready' } & Ready) | { type: 'started' } | { type: 'stop
 const loadAtStart = loadavg()
 // stdout of the server (its log lines at `info`) goes to /dev/null: formatting and writing them is still
 // paid for, nothing is kept.
-const child = fork(new URL('./api-server.ts', import.meta.url).pathname, [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] })
+const child = fork(new URL('./api-server.ts', import.meta.url).pathname, [], { execArgv: ['--import', 'tsx', ...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [])], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] })
 const exited = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`bench server exited (${code})`))))
 function next<T extends Message['type']>(type: T): Promise<Extract<Message, { type: T }>> {
   return Promise.race([exited, new Promise<Extract<Message, { type: T }>>((resolve) => {
