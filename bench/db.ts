@@ -124,6 +124,13 @@ function report(label: string, t: Timings & Partial<{ serverInsertUs: number; se
  * findOne by `{_id, owner_id}` (GET /workflows/:id) and a 20-document sorted find through the
  * `{owner_id, updated_at}` index (GET /workflows). Server CPU is the server's own time per find command.
  */
+const LIST_PROJECTION = {
+  _id: 1, owner_id: 1, name: 1, description: 1, status: 1, created_at: 1, updated_at: 1,
+  node_count: { $size: { $ifNull: ['$nodes', []] } },
+  edge_count: { $size: { $ifNull: ['$edges', []] } },
+  node_types: { $setUnion: [{ $ifNull: ['$nodes.type', []] }, []] },
+}
+
 async function readShapes(ops: number): Promise<void> {
   const server = await startEmbeddedMongoServer({ storage: 'memory' })
   const client = await MongoClient.connect(server.uri)
@@ -146,17 +153,23 @@ async function readShapes(ops: number): Promise<void> {
       ['findOne {_id}', () => coll.findOne({ _id: docs[Math.floor(Math.random() * docs.length)]._id as never })],
       ['findOne {_id, owner_id}', () => { const d = docs[Math.floor(Math.random() * docs.length)]; return coll.findOne({ _id: d._id as never, owner_id: d.owner_id }) }],
       ['find {owner_id} sort updated_at limit 20', () => coll.find({ owner_id: owners[Math.floor(Math.random() * owners.length)] }).sort({ updated_at: -1 }).limit(20).toArray()],
+      // GET /workflows: the list projection computes a graph summary in the database.
+      ['same, summary projection (node_count, …)', () => coll.find({ owner_id: owners[Math.floor(Math.random() * owners.length)] }, { projection: LIST_PROJECTION }).sort({ updated_at: -1 }).limit(20).toArray()],
     ]
     console.log(`read shapes: ${ops} ops each, memory storage, ${docs.length} documents of ~${Math.round(BSON.calculateObjectSize(docs[0]) / 1024)} KB`)
+    const only = process.env.BENCH_READ_SHAPE
     for (const [label, op] of shapes) {
+      if (only && !label.includes(only)) continue
+      // Warm-up reads every document once: the first read after a write pays the document's encoding.
       for (let i = 0; i < 300; i++) await op()
+      for (const d of docs) await coll.findOne({ _id: d._id as never })
       const before = { ...(server.stats.commandTimings.get('find') ?? { count: 0, totalMs: 0 }) }
       const start = performance.now()
       for (let i = 0; i < ops; i++) await op()
       const ms = performance.now() - start
       const after = server.stats.commandTimings.get('find') ?? { count: 0, totalMs: 0 }
       const serverUs = ((after.totalMs - before.totalMs) / (after.count - before.count)) * 1000
-      console.log(`  ${label.padEnd(42)} ${perSecond(ms, ops)} ops/s   server CPU ${serverUs.toFixed(1)} µs/op`)
+      console.log(`  ${label.padEnd(44)} ${perSecond(ms, ops)} ops/s   server CPU ${serverUs.toFixed(1)} µs/op`)
     }
   } finally {
     await client.close()

@@ -44,20 +44,18 @@ export function encodeStoredBatchReply(reply: CursorReplyDoc): Buffer {
     envelope.toString('latin1', cursorAt + 5, arrayAt - 1) !== batchKey || envelope.readInt32LE(arrayAt) !== 5) {
     throw new Error('unexpected cursor reply layout')
   }
-  const parts: Buffer[] = []
+  const bodies = docs.map(encodedDocument)
   let arrayBytes = 5
-  for (let i = 0; i < docs.length; i++) {
-    const head = Buffer.from(`\u0003${i}\u0000`, 'latin1')
-    const body = encodedDocument(docs[i])
-    parts.push(head, body)
-    arrayBytes += head.length + body.length
-  }
+  for (let i = 0; i < bodies.length; i++) arrayBytes += 2 + String(i).length + bodies[i].length
   const out = Buffer.allocUnsafe(envelope.length - 5 + arrayBytes)
   envelope.copy(out, 0, 0, arrayAt)
-  let pos = arrayAt
-  out.writeInt32LE(arrayBytes, pos)
-  pos += 4
-  for (const p of parts) pos += p.copy(out, pos)
+  let pos = out.writeInt32LE(arrayBytes, arrayAt)
+  for (let i = 0; i < bodies.length; i++) {
+    out[pos++] = 0x03
+    pos += out.write(String(i), pos, 'latin1')
+    out[pos++] = 0
+    pos += bodies[i].copy(out, pos)
+  }
   out[pos++] = 0
   envelope.copy(out, pos, arrayAt + 5)
   const grown = arrayBytes - 5

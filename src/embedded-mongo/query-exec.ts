@@ -3,6 +3,7 @@
 import type { Collection, PlanInfo } from './collection.ts'
 import { CommandError, ErrorCodes } from './errors.ts'
 import { matchesEqualities, plainEqualities } from './equality-match.ts'
+import { fastProjector } from './fast-projection.ts'
 import { compileFilter, mingoOptions, Query } from './mingo-context.ts'
 import { forMatching } from './regex-flags.ts'
 import { parseSort, sortDocuments } from './sort.ts'
@@ -95,8 +96,10 @@ export function makeProjector(filter: Doc, projection: unknown): ((docs: Doc[]) 
   // also filters; every document given here already matched). Others must work on any document, e.g.
   // the post-image of findAndModify, which may no longer match.
   const positional = Object.keys(projection).some((k) => k.endsWith('.$'))
+  const spec = forMatching(projection)
+  const fast = positional ? undefined : fastProjector(spec)
+  if (fast) return (docs) => docs.map(fast)
   const query = new Query(positional ? forMatching(filter) : {}, mingoOptions())
   const copy = mutatesNested(projection)
-  const spec = forMatching(projection)
   return (docs) => query.find(copy ? docs.map(cloneValue) : docs, spec).all() as Doc[]
 }

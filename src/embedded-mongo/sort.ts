@@ -22,6 +22,11 @@ export function parseSort(spec: unknown): SortKey[] {
 }
 
 function sortValue(doc: unknown, key: SortKey): unknown {
+  // The common case, a top-level scalar field, needs no path walk.
+  if (key.parts.length === 1 && isPlainObject(doc)) {
+    const v = doc[key.parts[0]]
+    if (v !== undefined && v !== null && !Array.isArray(v) && Object.hasOwn(doc, key.parts[0])) return v
+  }
   const { values, found } = collectPathValues(doc, key.parts)
   if (!found || values.length === 0) return null
   let best = values[0]

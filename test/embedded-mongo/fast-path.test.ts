@@ -6,7 +6,9 @@ import fc from 'fast-check'
 import { BSON, Double, Int32, Long, MongoClient, ObjectId, type Document } from 'mongodb'
 import { encodeStoredBatchReply, STORED_BATCH, type CursorReplyDoc } from '../../src/embedded-mongo/encoded-docs.ts'
 import { matchesEqualities, plainEqualities } from '../../src/embedded-mongo/equality-match.ts'
-import { compileFilter } from '../../src/embedded-mongo/mingo-context.ts'
+import { fastProjector } from '../../src/embedded-mongo/fast-projection.ts'
+import { compileFilter, mingoOptions, Query } from '../../src/embedded-mongo/mingo-context.ts'
+import { makeProjector } from '../../src/embedded-mongo/query-exec.ts'
 import { startEmbeddedMongoServer } from '../../src/embedded-mongo/server.ts'
 import { DESERIALIZE_OPTIONS } from '../../src/embedded-mongo/bson-options.ts'
 import type { Doc } from '../../src/embedded-mongo/values.ts'
@@ -169,4 +171,36 @@ t.test('stored encodings follow updates and cursors: getMore batches, replacemen
   t.same((await read()).map((d) => [d._id, d.v]), [[0, 1], [1, 2], [2, 1], [3, 1], [4, 2], [5, 3]])
   t.same(await coll.findOne({ _id: 5 as never }), { _id: 5, body: 'short', v: 3 })
   t.same(await coll.findOne({ _id: 4 as never }, { projection: { v: 1 } }), { _id: 4, v: 2 }, 'a projection still applies')
+})
+
+t.test('the direct projection gives the fields and values mingo\'s projection gives, over random documents and projections', async (t) => {
+  const value = fc.oneof(storedValue, fc.array(fc.record({ type: scalarValue, id: scalarValue }, { requiredKeys: [] }), { maxLength: 3 }))
+  const doc = fc.record({ _id: fc.integer(), a: value, b: value, nodes: value, c: value }, { requiredKeys: ['_id'] })
+  const computed = fc.constantFrom<unknown>(
+    { $size: { $ifNull: ['$nodes', []] } },
+    { $setUnion: [{ $ifNull: ['$nodes.type', []] }, []] },
+    { $ifNull: ['$a', 'none'] },
+    { $concat: ['x', 'y'] },
+    { $toString: '$_id' },
+  )
+  const projection = fc.uniqueArray(fc.constantFrom('_id', 'a', 'b', 'c', 'missing', 'count', 'types'), { minLength: 1, maxLength: 5 })
+    .chain((fields) => fc.tuple(...fields.map((f) => fc.oneof(fc.constant<unknown>(1), fc.constant<unknown>(true), computed, fc.constant<unknown>(0)).map((v) => [f, v] as const))))
+    .map((pairs) => Object.fromEntries(pairs) as Doc)
+  let fastTaken = 0
+  fc.assert(fc.property(fc.array(doc, { minLength: 1, maxLength: 3 }), projection, (docs, spec) => {
+    const stored = docs.map((d) => BSON.deserialize(BSON.serialize(d, { ignoreUndefined: true }), DESERIALIZE_OPTIONS))
+    let expected: Doc[]
+    try {
+      expected = new Query({}, mingoOptions()).find(stored, spec).all() as Doc[]
+    } catch {
+      return true // mixing inclusion and exclusion: mingo refuses, and so does the fast path's caller
+    }
+    if (fastProjector(spec)) fastTaken++
+    const actual = makeProjector({}, spec)?.(stored) ?? stored
+    // Same fields and values; the order is MongoDB's (document order, then computed fields), not mingo's.
+    const sorted = (d: Doc): Doc => Object.fromEntries(Object.entries(d).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+    const bytes = (ds: Doc[]): Buffer => Buffer.from(BSON.serialize({ ds: ds.map(sorted) }, { ignoreUndefined: true }))
+    return bytes(actual).equals(bytes(expected))
+  }), { numRuns: 3000 })
+  t.ok(fastTaken > 500, `the direct projection was taken ${fastTaken} times`)
 })
