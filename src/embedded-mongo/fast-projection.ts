@@ -5,10 +5,17 @@
 // returns undefined and the caller uses mingo. Fields come in MongoDB's order: the included ones (and
 // `_id`) in the document's order, then the computed ones in the projection's order. mingo's own order
 // differs (it depends on the values' types), so the two agree on fields and values, not on order.
-import { evalExpr } from 'mingo/core'
+import { Context, evalExpr } from 'mingo/core'
 import type { Options } from 'mingo/types'
 import { mingoOptions } from './mingo-context.ts'
 import { isDigits, isPlainObject, type Doc } from './values.ts'
+
+// evalExpr given plain options copies every operator table of the context on each call (most of the
+// cost of a small expression). Given its own ComputeOptions it only clones that; the class is not
+// exported, so one instance is obtained from an operator that returns the options it is called with.
+interface ComputeOptionsClass { init(options: Options): Options }
+const probe = Context.init({ expression: { $computeOptions: (_obj: unknown, _expr: unknown, options: unknown) => options } } as never)
+const ComputeOptions = (evalExpr({}, { $computeOptions: 1 }, { context: probe } as Options) as object).constructor as unknown as ComputeOptionsClass
 
 // Projection operators (not expressions) need mingo's projection handling.
 const PROJECTION_OPERATORS = new Set(['$slice', '$elemMatch', '$meta'])
@@ -36,7 +43,8 @@ export function fastProjector(spec: Doc): ((doc: Doc) => Doc) | undefined {
     }
   }
   if (included.length + computed.length === 0) return undefined
-  const options = mingoOptions() as Options
+  // Should a mingo upgrade change that, plain options stay correct, only slower.
+  const options = typeof ComputeOptions.init === 'function' ? ComputeOptions.init(mingoOptions() as Options) : (mingoOptions() as Options)
   const keep = new Set(included)
   if (id !== 'excluded') keep.add('_id')
   return (doc) => {
