@@ -1,7 +1,7 @@
 import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
-import type { DestinationStream } from 'pino'
+import type { FastifyBaseLogger, FastifyError, FastifyReply, FastifyRequest } from 'fastify'
+import { symbols as pinoSymbols, type Bindings, type ChildLoggerOptions, type DestinationStream } from 'pino'
 import type { Config } from './config.ts'
 import { loggerOptions, RequestLogController } from './logger.ts'
 import { formatValidationErrors } from './validation.ts'
@@ -44,6 +44,18 @@ function clientErrorHandler(this: { log: { debug(o: object, m: string): void } }
   socket.destroy()
 }
 
+// Fastify gives every request a child logger bound to its id. pino passes a child's bindings through the
+// redaction of wildcard paths (about 5 µs a request with ours); a request id (Fastify's own counter) is
+// no secret, so it is appended to the child's serialized bindings directly. Anything else takes pino's path.
+function requestChildLogger(logger: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions): FastifyBaseLogger {
+  const keys = Object.keys(bindings)
+  const value = keys.length === 1 ? bindings[keys[0]] : undefined
+  if (typeof value !== 'string' || !/^[\w.-]{1,64}$/.test(value)) return logger.child(bindings, options)
+  const child = logger.child({}, options) as FastifyBaseLogger & Record<symbol, string>
+  child[pinoSymbols.chindingsSym] += `,${JSON.stringify(keys[0])}:${JSON.stringify(value)}`
+  return child
+}
+
 /** The server options every instance uses (also by tests that exercise one plugin on its own). */
 export function fastifyOptions(config: Config, options: BuildOptions = {}) {
   const logger = loggerOptions(config)
@@ -56,6 +68,8 @@ export function fastifyOptions(config: Config, options: BuildOptions = {}) {
     // redaction set-up) that a silent pino would still build.
     logger: config.LOG_LEVEL === 'silent' ? false : options.logStream ? { ...logger, stream: options.logStream } : logger,
     logController: new RequestLogController(),
+    // Only with a logger: without one Fastify skips child loggers altogether, unless given a factory.
+    ...(config.LOG_LEVEL !== 'silent' && { childLoggerFactory: requestChildLogger }),
     bodyLimit: config.BODY_LIMIT_BYTES,
     trustProxy: config.TRUST_PROXY,
     return503OnClosing: true,

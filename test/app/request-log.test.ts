@@ -54,3 +54,22 @@ t.test('at level silent nothing is written and no per-request logger is built', 
   t.same(res.json(), { same: true }, 'the request shares the server\'s (null) logger')
   t.same(written, [])
 })
+
+t.test('at level info a handler\'s own log lines carry the request id and are redacted', async (t) => {
+  const written: string[] = []
+  const logStream = new Writable({ write(chunk, _e, done) { written.push(String(chunk)); done() } })
+  const server = Fastify(fastifyOptions(testConfig({ LOG_LEVEL: 'info' }), { logStream }))
+  server.get('/x', async (request) => { request.log.info({ password: 'hunter2', body: { token: 'tok-123' } }, 'inside'); return {} })
+  t.teardown(() => server.close())
+  await server.inject({ url: '/x' })
+  await server.inject({ url: '/x' })
+  const parsed = written.map((l) => JSON.parse(l) as Record<string, any>)
+  const inside = parsed.filter((l) => l.msg === 'inside')
+  const done = parsed.filter((l) => l.msg === 'request completed')
+  t.equal(inside.length, 2)
+  t.same(inside.map((l) => l.reqId), done.map((l) => l.reqId), 'the same id as the request\'s access line')
+  t.not(inside[0].reqId, inside[1].reqId)
+  t.equal(inside[0].password, '[REDACTED]')
+  t.equal(inside[0].body.token, '[REDACTED]')
+  t.notOk(written.join('').includes('hunter2') || written.join('').includes('tok-123'))
+})
