@@ -512,6 +512,17 @@ class Printer {
     }
   }
 
+  /** One argument of a format string: for %v, `#` and `+` become Go-syntax and field-name flags (as Go's doPrintf). */
+  printVerb(arg: GoValue, verb: string): void {
+    if (verb === 'v') {
+      this.sharpV = this.sharp
+      this.sharp = false
+      this.plusV = this.plus
+      this.plus = false
+    }
+    this.printArg(arg, verb)
+  }
+
   printArg(arg: GoValue, verb: string): void {
     if (arg === undefined || arg === null) {
       if (verb === 'T' || verb === 'v') this.pad(NIL_ANGLE)
@@ -675,13 +686,7 @@ export function sprintf(format: string, a: GoValue[], maxLength: number): string
         case ' ': p.space = true; break
         default:
           if (c >= 'a' && c <= 'z' && argNum < a.length) {
-            if (c === 'v') {
-              p.sharpV = p.sharp
-              p.sharp = false
-              p.plusV = p.plus
-              p.plus = false
-            }
-            p.printArg(a[argNum], c)
+            p.printVerb(a[argNum], c)
             argNum++
             i++
             continue formatLoop
@@ -754,13 +759,7 @@ export function sprintf(format: string, a: GoValue[], maxLength: number): string
     else if (!goodArgNum) p.write('%!' + verb + '(BADINDEX)')
     else if (argNum >= a.length) p.write('%!' + verb + '(MISSING)')
     else {
-      if (verb === 'v') {
-        p.sharpV = p.sharp
-        p.sharp = false
-        p.plusV = p.plus
-        p.plus = false
-      }
-      p.printArg(a[argNum], verb)
+      p.printVerb(a[argNum], verb)
       argNum++
     }
   }
