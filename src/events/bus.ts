@@ -2,6 +2,14 @@
 // keeper and the SSE hub listen. Typed so a listener cannot misread a payload.
 import { EventEmitter } from 'eventemitter3'
 
+/** AppliedObject of src/kube/deploy.ts without `live`; spelled out here so the bus does not import the kube layer. */
+export interface RunObjectEvent {
+  node_id: string; api_version: string; kind: string; name: string; namespace: string | null
+  action: 'created' | 'configured' | 'unchanged' | 'failed' | 'skipped'; message: string
+  uid: string | null; resource_version: string | null; labels: Record<string, string>
+  diff?: { changed: Array<{ path: string; old?: unknown; new?: unknown }>; added: Array<{ path: string; old?: unknown; new?: unknown }>; removed: Array<{ path: string; old?: unknown; new?: unknown }> }
+}
+
 export interface BusEvents {
   'workflow.created': { owner_id: string; workflow_id: string }
   'workflow.updated': { owner_id: string; workflow_id: string }
@@ -10,7 +18,12 @@ export interface BusEvents {
   'workflow.archived': { owner_id: string; workflow_id: string }
   'workflow.status_changed': { owner_id: string; workflow_id: string; from: string; to: string }
   'version.created': { owner_id: string; workflow_id: string; version: number }
+  'run.started': { owner_id: string; workflow_id: string; run_id: string }
+  /** One object of a run finished applying (its result without the live object). */
+  'run.object': { owner_id: string; workflow_id: string; run_id: string; result: RunObjectEvent }
   'run.finished': { owner_id: string; workflow_id: string; run_id: string; status: string }
+  /** Tracked resources of this owner were created, updated or marked deleted. */
+  'resources.changed': { owner_id: string }
   'stats.updated': { owner_id: string }
   'cluster.changed': { owner_id: string; cluster_id: string }
   /** A cluster's connection status changed (health check, test, refresh or new credentials). */

@@ -16,6 +16,8 @@ export interface RunDoc {
   workflow_id: string
   version: number
   cluster: string
+  /** The cluster's id: the name may be renamed or reused, the id says where objects really went. */
+  cluster_id: string
   namespace: string | null
   status: RunStatus
   dry_run: boolean
@@ -31,7 +33,8 @@ export interface RunDoc {
 export interface Run extends Omit<RunDoc, '_id' | 'owner_id' | 'started_at' | 'finished_at'> { id: string; started_at: string; finished_at: string | null }
 
 export const toRun = ({ _id, owner_id: _o, started_at, finished_at, ...rest }: RunDoc): Run => ({
-  id: _id, ...rest, started_at: started_at.toISOString(), finished_at: finished_at ? finished_at.toISOString() : null,
+  // Runs recorded before cluster_id existed name only their cluster.
+  id: _id, ...rest, cluster_id: rest.cluster_id ?? '', started_at: started_at.toISOString(), finished_at: finished_at ? finished_at.toISOString() : null,
 })
 
 indexSetups.push(async (db) => {
@@ -58,6 +61,15 @@ export class RunRepository {
       // created_at is started_at: a run is recorded as it starts (API.md §1's default sort field).
       sortFields: { created_at: 'started_at', started_at: 'started_at', finished_at: 'finished_at', status: 'status', duration_ms: 'duration_ms' },
     }, toRun)
+  }
+
+  /** Where the workflow was last really deployed: the latest finished, non-dry run that applied at least one object. */
+  async lastDeployment(ownerId: string, workflowId: string): Promise<{ cluster: string; cluster_id: string; namespace: string | null; run_id: string } | null> {
+    const doc = await this.c.findOne({
+      owner_id: ownerId, workflow_id: workflowId, dry_run: false, status: { $in: ['completed', 'failed'] },
+      nodes: { $elemMatch: { action: { $in: ['created', 'configured', 'unchanged'] } } },
+    }, { sort: { started_at: -1 }, projection: { cluster: 1, cluster_id: 1, namespace: 1 } })
+    return doc ? { cluster: doc.cluster, cluster_id: doc.cluster_id, namespace: doc.namespace, run_id: doc._id } : null
   }
 
   async deleteForWorkflow(ownerId: string, workflowId: string): Promise<void> {
