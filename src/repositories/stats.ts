@@ -50,12 +50,14 @@ export class StatsRepository {
     const [workflows, published, runs, completed, failed, clusters, healthy, resources, builds] = await Promise.all([
       count('workflows', {}),
       count('workflows', { status: 'published' }),
-      count('workflow_runs', {}, 'started_at'),
-      count('workflow_runs', { status: 'completed' }, 'started_at'),
-      count('workflow_runs', { status: 'failed' }, 'started_at'),
+      // A dry run changes nothing, so it is not a run the dashboard counts.
+      count('workflow_runs', { dry_run: { $ne: true } }, 'started_at'),
+      count('workflow_runs', { dry_run: { $ne: true }, status: 'completed' }, 'started_at'),
+      count('workflow_runs', { dry_run: { $ne: true }, status: 'failed' }, 'started_at'),
       count('clusters', {}),
       count('clusters', { status: 'connected' }),
-      count('resources', {}),
+      // Resources gone from their cluster stay listed (status deleted) but are no longer tracked ones.
+      count('resources', { status: { $ne: 'deleted' } }),
       count('builds', {}),
     ])
     const rate = (ok: number, bad: number) => (ok + bad === 0 ? 0 : Math.round((ok / (ok + bad)) * 1000) / 10)
