@@ -107,6 +107,8 @@ export interface KubeSim {
   }
   /** Number of watches currently open (handy to await a client's watch being established). */
   openWatches(): number
+  /** HTTP requests received since start (WebSocket upgrades excluded). */
+  requestCount(): number
   close(): Promise<void>
 }
 
@@ -223,6 +225,7 @@ export async function startKubeSim(opts: KubeSimOptions = {}): Promise<KubeSim> 
       clear: (i) => images.unmark(i),
     },
     openWatches: () => watches.count,
+    requestCount: () => server.requests,
     async close() {
       if (closed) return
       closed = true

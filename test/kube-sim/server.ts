@@ -33,6 +33,8 @@ export class SimServer {
   private server?: Server
   private readonly sockets = new Set<Socket>()
   port: number
+  /** Requests received (health checks included), for benchmarks that count a client's calls. */
+  requests = 0
 
   constructor(private readonly o: ServerOptions) { this.port = o.port }
 
@@ -75,6 +77,7 @@ export class SimServer {
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    this.requests++
     try {
       const path = (req.url ?? '/').split('?')[0]
       if (this.o.faults.latencyMs > 0) await new Promise((r) => setTimeout(r, this.o.faults.latencyMs).unref())
