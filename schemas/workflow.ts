@@ -144,25 +144,61 @@ export const RestoreResult = Type.Object({ version: Type.Ref('Version'), workflo
 // Runs
 
 export const RunStatus = StringEnum(['pending', 'running', 'completed', 'failed'])
+
+const ObjectFieldChange = Type.Object({
+  path: Type.String({ description: 'dotted path into the object, list items by key, e.g. spec.template.spec.containers[name=web].image' }),
+  old: Type.Optional(Type.Unknown({ description: 'the live value; absent when the field would be added' })),
+  new: Type.Optional(Type.Unknown({ description: 'the value the run would apply; absent when the field would be removed' })),
+}, { additionalProperties: false })
+export const ObjectDiff = Type.Object({
+  changed: Type.Array(ObjectFieldChange), added: Type.Array(ObjectFieldChange), removed: Type.Array(ObjectFieldChange),
+}, { additionalProperties: false, description: 'dry runs only: how the object would differ from the live one (secret values masked)' })
+
+export const RunNodeResult = Type.Object({
+  node_id: Type.String(), kind: Type.String(), name: Type.String(), namespace: Type.Union([Type.String(), Type.Null()]),
+  action: StringEnum(['created', 'configured', 'unchanged', 'failed', 'skipped'], { description: 'on a dry run, the action the run would take' }),
+  message: Type.String({ description: 'what happened, or what to do about a failure' }),
+  diff: Type.Optional(ObjectDiff),
+}, { additionalProperties: false })
+
 export const Run = Type.Object({
   id: Id,
   workflow_id: Type.String(),
-  version: Type.Integer(),
-  cluster: Type.String(),
-  namespace: Type.Union([Type.String(), Type.Null()]),
+  version: Type.Integer({ description: 'the version the run recorded; a dry run records none and names the workflow\'s current version' }),
+  cluster: Type.String({ description: 'the cluster\'s name when the run started' }),
+  cluster_id: Type.String({ description: 'the cluster\'s id' }),
+  namespace: Type.Union([Type.String(), Type.Null()], { description: 'the namespace override, if the run had one' }),
   status: RunStatus,
   dry_run: Type.Boolean(),
   started_at: Timestamp,
   finished_at: Type.Union([Timestamp, Type.Null()]),
   duration_ms: Type.Union([Type.Integer(), Type.Null()]),
   triggered_by: Type.String(),
-  nodes: Type.Array(Type.Object({
-    node_id: Type.String(), kind: Type.String(), name: Type.String(), namespace: Type.Union([Type.String(), Type.Null()]),
-    action: StringEnum(['created', 'configured', 'unchanged', 'failed', 'skipped']), message: Type.String(),
-  }, { additionalProperties: false })),
+  nodes: Type.Array(RunNodeResult, { description: 'one entry per object, in apply order' }),
   logs: Type.Array(Type.String()),
   error: Type.Union([Type.String(), Type.Null()]),
 }, { $id: 'Run', additionalProperties: false })
+
+export const RunParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }), runId: Type.String({ minLength: 1, maxLength: 64 }) })
+
+const DNS_LABEL = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$'
+/** Run-time values per node id; bounded so a request cannot carry an unbounded payload to the cluster. */
+const PerNodeValues = (what: string) => Type.Record(
+  Type.String({ minLength: 1, maxLength: 128 }),
+  Type.Record(Type.String({ minLength: 1, maxLength: 253 }), Type.String({ maxLength: 65_536 }), { maxProperties: 100 }),
+  { maxProperties: 200, description: `${what} per node id: {<nodeId>: {<key>: <value>}}; sent to the cluster, never stored, logged or answered` },
+)
+export const RunRequest = Type.Object({
+  cluster: Type.Optional(Type.String({ minLength: 1, maxLength: 253, description: 'id or name of a cluster you may deploy to; defaults to the workflow\'s cluster_id' })),
+  namespace: Type.Optional(Type.String({ minLength: 1, maxLength: 63, pattern: DNS_LABEL, description: 'puts every namespaced object in this namespace (created if missing)' })),
+  dry_run: Type.Optional(Type.Boolean({ default: false, description: 'send every write with dryRun=All: nothing changes; each node says what would happen and the diff' })),
+  force: Type.Optional(Type.Boolean({ default: false, description: 'take over fields another field manager owns instead of failing the node' })),
+  prune: Type.Optional(Type.Boolean({ default: true, description: 'after a fully successful run, delete objects of earlier runs that left the graph (ApplySet)' })),
+  trigger_data: Type.Optional(Type.Object({
+    secrets: Type.Optional(PerNodeValues('secret values')),
+    envVars: Type.Optional(PerNodeValues('environment variables')),
+  }, { additionalProperties: false })),
+}, { additionalProperties: false })
 // A run is recorded the moment it starts, so its creation time is its `started_at`: `created_at` (the list
 // convention's default sort) sorts by it.
 export const RunListQuery = PaginationQuery(['created_at', 'started_at', 'finished_at', 'status', 'duration_ms'], { status: Type.Optional(RunStatus) })

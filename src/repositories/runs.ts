@@ -8,7 +8,10 @@ import { paginate, type PageRequest, type Page } from './pagination.ts'
 export type RunStatus = 'pending' | 'running' | 'completed' | 'failed'
 export type NodeAction = 'created' | 'configured' | 'unchanged' | 'failed' | 'skipped'
 
-export interface RunNodeResult { node_id: string; kind: string; name: string; namespace: string | null; action: NodeAction; message: string }
+export interface FieldChange { path: string; old?: unknown; new?: unknown }
+export interface ObjectDiff { changed: FieldChange[]; added: FieldChange[]; removed: FieldChange[] }
+/** `diff` only on dry runs: what the apply would change in the live object. */
+export interface RunNodeResult { node_id: string; kind: string; name: string; namespace: string | null; action: NodeAction; message: string; diff?: ObjectDiff }
 
 export interface RunDoc {
   _id: string
@@ -41,7 +44,13 @@ indexSetups.push(async (db) => {
   const c = db.collection('workflow_runs')
   await c.createIndex({ owner_id: 1, workflow_id: 1, started_at: -1 })
   await c.createIndex({ owner_id: 1, started_at: -1 })
+  // Start-up recovery looks for runs a dead process left unfinished.
+  await c.createIndex({ status: 1 })
 })
+
+export const newRunId = newId
+
+export type RunOutcome = Pick<RunDoc, 'status' | 'nodes' | 'logs' | 'error'> & { finished_at: Date; duration_ms: number }
 
 export class RunRepository {
   private readonly c: Collection<RunDoc>
@@ -49,10 +58,47 @@ export class RunRepository {
     this.c = db.collection<RunDoc>('workflow_runs')
   }
 
-  async create(input: Omit<RunDoc, '_id'>): Promise<Run> {
-    const doc: RunDoc = { _id: newId(), ...input }
+  /** `id` may be allocated beforehand (newRunId), so the version recorded for the run can name it. */
+  async create(input: Omit<RunDoc, '_id'>, id: string = newId()): Promise<Run> {
+    const doc: RunDoc = { _id: id, ...input }
     await this.c.insertOne(doc)
     return toRun(doc)
+  }
+
+  async get(ownerId: string, workflowId: string, runId: string): Promise<Run | null> {
+    const doc = await this.c.findOne({ _id: runId, owner_id: ownerId, workflow_id: workflowId })
+    return doc && toRun(doc)
+  }
+
+  /** Progress of a run still going: the node results and log so far (a crash keeps what was done). */
+  async progress(runId: string, fields: Pick<RunDoc, 'nodes' | 'logs'>): Promise<void> {
+    await this.c.updateOne({ _id: runId, status: { $in: ['pending', 'running'] } }, { $set: fields })
+  }
+
+  /** Records the end of a run; null when it had already ended (e.g. marked interrupted meanwhile). */
+  async finish(runId: string, outcome: RunOutcome): Promise<Run | null> {
+    const doc = await this.c.findOneAndUpdate({ _id: runId, status: { $in: ['pending', 'running'] } }, { $set: outcome }, { returnDocument: 'after' })
+    return doc && toRun(doc)
+  }
+
+  /** Runs not finished: at start-up, those a dead process left behind. */
+  async unfinished(): Promise<RunDoc[]> {
+    return this.c.find({ status: { $in: ['pending', 'running'] } }).toArray()
+  }
+
+  /** Every cluster the workflow was really deployed to, with the namespaces its objects went to there. */
+  async deployments(ownerId: string, workflowId: string): Promise<Array<{ cluster: string; cluster_id: string; namespaces: string[] }>> {
+    const docs = await this.c.find({ owner_id: ownerId, workflow_id: workflowId, dry_run: false }, { projection: { cluster: 1, cluster_id: 1, namespace: 1, nodes: 1, started_at: 1 } })
+      .sort({ started_at: -1 }).toArray()
+    const byCluster = new Map<string, { cluster: string; cluster_id: string; namespaces: Set<string> }>()
+    for (const d of docs) {
+      if (!d.cluster_id) continue
+      let entry = byCluster.get(d.cluster_id)
+      if (!entry) { entry = { cluster: d.cluster, cluster_id: d.cluster_id, namespaces: new Set() }; byCluster.set(d.cluster_id, entry) }
+      if (d.namespace) entry.namespaces.add(d.namespace)
+      for (const n of d.nodes ?? []) if (n.namespace) entry.namespaces.add(n.namespace)
+    }
+    return [...byCluster.values()].map((e) => ({ cluster: e.cluster, cluster_id: e.cluster_id, namespaces: [...e.namespaces].sort() }))
   }
 
   async list(ownerId: string, workflowId: string, req: PageRequest, filter: { status?: RunStatus } = {}): Promise<Page<Run>> {

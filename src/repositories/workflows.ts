@@ -25,16 +25,18 @@ export interface WorkflowDoc {
   last_run_at: Date | null
   created_at: Date
   updated_at: Date
+  /** The run holding the workflow's run lock; absent or null when none runs. Never shown. */
+  running_run_id?: string | null
 }
 
-export interface Workflow extends Omit<WorkflowDoc, '_id' | 'created_at' | 'updated_at' | 'last_run_at'> {
+export interface Workflow extends Omit<WorkflowDoc, '_id' | 'created_at' | 'updated_at' | 'last_run_at' | 'running_run_id'> {
   id: string
   last_run_at: string | null
   created_at: string
   updated_at: string
 }
 
-export const toWorkflow = ({ _id, created_at, updated_at, last_run_at, ...rest }: WorkflowDoc): Workflow => ({
+export const toWorkflow = ({ _id, created_at, updated_at, last_run_at, running_run_id: _lock, ...rest }: WorkflowDoc): Workflow => ({
   id: _id, ...rest, last_run_at: last_run_at ? last_run_at.toISOString() : null, created_at: created_at.toISOString(), updated_at: updated_at.toISOString(),
 })
 
@@ -180,6 +182,43 @@ export class WorkflowRepository {
       { returnDocument: 'after' },
     ))
     return doc && { version: doc.current_version, workflow: toWorkflow(doc) }
+  }
+
+  /**
+   * Takes the workflow's run lock for `runId` and allocates the version the run records, in one atomic
+   * update: two runs can never both hold it, and the version holds exactly the graph the lock saw.
+   * `locked` names the run holding it when taken; null when the workflow is not the owner's.
+   */
+  async lockForRun(ownerId: string, id: string, runId: string): Promise<{ version: number; workflow: Workflow } | { locked: string } | null> {
+    if (!isId(id)) return null
+    const doc = await this.writing(id, () => this.c.findOneAndUpdate(
+      { _id: id, owner_id: ownerId, $or: [{ running_run_id: null }, { running_run_id: { $exists: false } }] },
+      { $set: { running_run_id: runId }, $inc: { current_version: 1 } },
+      { returnDocument: 'after' },
+    ))
+    if (doc) return { version: doc.current_version, workflow: toWorkflow(doc) }
+    const held = await this.c.findOne({ _id: id, owner_id: ownerId }, { projection: { running_run_id: 1 } })
+    // Released between the two reads: the caller may simply try again, but a 409 naming no run is honest too.
+    return held ? { locked: held.running_run_id ?? '' } : null
+  }
+
+  /** Releases the lock if `runId` still holds it. */
+  async unlockRun(id: string, runId: string): Promise<void> {
+    await this.writing(id, () => this.c.updateOne({ _id: id, running_run_id: runId }, { $set: { running_run_id: null } }))
+  }
+
+  /** Counts a finished (non-dry) run in the workflow's counters. */
+  async countRun(ownerId: string, id: string, status: 'completed' | 'failed', at: Date): Promise<void> {
+    await this.writing(id, () => this.c.updateOne(
+      { _id: id, owner_id: ownerId },
+      { $inc: { run_count: 1, [status === 'completed' ? 'success_count' : 'failure_count']: 1 }, $set: { last_run_at: at } },
+    ))
+  }
+
+  /** Workflows whose run lock is held, with the holder: start-up recovery releases those of dead runs. */
+  async lockedForRuns(): Promise<Array<{ id: string; run_id: string }>> {
+    const docs = await this.c.find({ running_run_id: { $type: 'string' } }, { projection: { running_run_id: 1 } }).toArray()
+    return docs.map((d) => ({ id: d._id, run_id: d.running_run_id as string }))
   }
 
   async delete(ownerId: string, id: string): Promise<boolean> {
