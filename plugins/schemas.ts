@@ -7,7 +7,8 @@ import { Cluster } from '../schemas/cluster.ts'
 import { Registry } from '../schemas/registry.ts'
 import { User } from '../schemas/user.ts'
 import { Plugin } from '../schemas/plugin.ts'
+import { TrackedResource } from '../schemas/resource.ts'
 
 export default fp(async (app) => {
-  for (const schema of [ErrorResponse, User, Workflow, WorkflowSummary, Version, VersionSummary, Run, Cluster, Registry, Plugin]) app.addSchema(schema)
+  for (const schema of [ErrorResponse, User, Workflow, WorkflowSummary, Version, VersionSummary, Run, Cluster, Registry, Plugin, TrackedResource]) app.addSchema(schema)
 }, { name: 'schemas' })
