@@ -25,6 +25,8 @@ import { loadKeyRing } from '../src/crypto/keyring.ts'
 import { OutboundPolicy } from '../src/net/outbound-policy.ts'
 import { OidcTokenSource } from '../src/kube/oidc-token.ts'
 import { k8s } from '../src/kube/client.ts'
+import { RunService, type ApplyEngine } from '../src/services/run-service.ts'
+import { deriveStatus } from '../src/kube/status/index.ts'
 
 /** Workflows kept by the read cache: ~5 KB for a 12-node canvas, so ~5 MB at most. */
 const WORKFLOW_CACHE_ENTRIES = 1000
@@ -38,6 +40,7 @@ export interface Services {
   registries: RegistryService
   plugins: CrdPluginService
   manifests: ManifestService
+  runs: RunService
 }
 
 declare module 'fastify' {
@@ -65,12 +68,32 @@ export default fp(async (app) => {
   const catalogue = await plugins.loadCatalogue(BUILTIN_PLUGINS)
   app.log.info({ inserted: catalogue.inserted.length, refreshed: catalogue.refreshed.length }, 'plugin catalogue loaded')
   if (catalogue.rejected.length) app.log.error({ rejected: catalogue.rejected }, 'built-in plugins failed their checks and were not loaded')
+  // The read cache is exact only while this process is the database's sole client: the embedded server.
+  // A real MongoDB may have other writers (replicas of this service), which would never invalidate it.
+  const workflowRepo = new WorkflowRepository(db, undefined, config.MONGODB_URI ? {} : { cache: { maxEntries: WORKFLOW_CACHE_ENTRIES } })
+  const versionRepo = new VersionRepository(db)
+  const runRepo = new RunRepository(db)
   const workflows = new WorkflowService({
-    // The read cache is exact only while this process is the database's sole client: the embedded server.
-    // A real MongoDB may have other writers (replicas of this service), which would never invalidate it.
-    workflows: new WorkflowRepository(db, undefined, config.MONGODB_URI ? {} : { cache: { maxEntries: WORKFLOW_CACHE_ENTRIES } }), versions: new VersionRepository(db), runs: new RunRepository(db), bus,
+    workflows: workflowRepo, versions: versionRepo, runs: runRepo, bus,
     canDeployTo: (userId, ref) => clusters.canReach(userId, ref, 'deployer'),
     pluginsByRef: async (refs) => (await pluginRepo.findByRefs(refs)).map((d) => ({ id: d._id, name: d.name, config_fields: d.config_fields })),
+  })
+  // The apply engine loads client-node, so it is imported on the first run, not at start-up.
+  const engine: ApplyEngine = {
+    deploy: async (...args) => (await import('../src/kube/deploy.ts')).deploy(...args),
+    removeWorkflowObjects: async (...args) => (await import('../src/kube/deploy.ts')).removeWorkflowObjects(...args),
+  }
+  const runs = new RunService({
+    workflows: workflowRepo, workflowService: workflows, versions: versionRepo, runs: runRepo, clusters,
+    plugin: (id) => plugins.getForRender(id), engine,
+    // Resolved per call: `services` is complete by the time a run records anything.
+    resources: {
+      recordApplied: (...args) => services.resources.recordApplied(...args),
+      markDeleted: (...args) => services.resources.markDeleted(...args),
+      namespacesFor: (...args) => services.resources.namespacesFor(...args),
+    },
+    deriveStatus, bus, log: app.log,
+    clusterConcurrency: config.RUN_CLUSTER_CONCURRENCY, readyTimeoutMs: config.RUN_READY_TIMEOUT_MS, requestTimeoutMs: config.CLUSTER_TIMEOUT_MS,
   })
   const services: Services = {
     workflows,
@@ -81,7 +104,10 @@ export default fp(async (app) => {
     registries,
     plugins,
     manifests: new ManifestService({ workflows, plugin: (id) => plugins.getForRender(id) }),
+    runs,
   }
+  // Runs a dead process left running are failed as interrupted before any request can start a new one.
+  await services.runs.recover()
   app.decorate('sealer', sealer)
   app.decorate('outboundPolicy', outboundPolicy)
   app.decorate('services', services)
@@ -90,6 +116,8 @@ export default fp(async (app) => {
   services.stats.start(config.STATS_REFRESH_CRON)
   services.clusterHealth.start(config.CLUSTER_HEALTH_CRON)
   app.addHook('onClose', async () => {
+    // Runs in flight get most of the grace period (the process is killed at SHUTDOWN_GRACE_MS).
+    await services.runs.close(Math.floor(config.SHUTDOWN_GRACE_MS * 0.8))
     await Promise.all([services.stats.stop(), services.clusterHealth.stop()])
   })
 }, { name: 'services', dependencies: ['database', 'events', 'auth'] })

@@ -59,6 +59,10 @@ export const SaveWorkflowBody = Type.Object({
   metadata: Type.Optional(Metadata),
 }, { additionalProperties: false })
 
+export const DeleteWorkflowQuery = Type.Object({
+  delete_resources: Type.Optional(Type.Boolean({ default: false, description: 'also remove the workflow\'s objects from every cluster it was deployed to' })),
+}, { additionalProperties: false })
+
 export const CloneWorkflowBody = Type.Object({ name: Type.Optional(Name) }, { additionalProperties: false })
 export const SetStatusBody = Type.Object({ status: WorkflowStatus }, { additionalProperties: false })
 

@@ -189,11 +189,13 @@ export class WorkflowRepository {
    * update: two runs can never both hold it, and the version holds exactly the graph the lock saw.
    * `locked` names the run holding it when taken; null when the workflow is not the owner's.
    */
-  async lockForRun(ownerId: string, id: string, runId: string): Promise<{ version: number; workflow: Workflow } | { locked: string } | null> {
+  async lockForRun(ownerId: string, id: string, runId: string, options: { allocateVersion?: boolean } = {}): Promise<{ version: number; workflow: Workflow } | { locked: string } | null> {
     if (!isId(id)) return null
+    // Deleting a workflow with its objects takes the lock too (without a version), so no run starts meanwhile.
+    const allocate = options.allocateVersion ?? true
     const doc = await this.writing(id, () => this.c.findOneAndUpdate(
       { _id: id, owner_id: ownerId, $or: [{ running_run_id: null }, { running_run_id: { $exists: false } }] },
-      { $set: { running_run_id: runId }, $inc: { current_version: 1 } },
+      { $set: { running_run_id: runId }, ...(allocate && { $inc: { current_version: 1 } }) },
       { returnDocument: 'after' },
     ))
     if (doc) return { version: doc.current_version, workflow: toWorkflow(doc) }

@@ -118,6 +118,11 @@ export class WorkflowService {
     return this.recordVersion(ownerId, id, allocated, meta)
   }
 
+  /** Records the version a run allocated with its lock (WorkflowRepository.lockForRun), naming the run. */
+  recordRunVersion(ownerId: string, id: string, allocated: { version: number; workflow: Workflow }, runId: string): Promise<Version> {
+    return this.recordVersion(ownerId, id, allocated, { is_automatic: true, run_id: runId, description: 'recorded by a run' })
+  }
+
   /** Stores the snapshot for a version number already allocated together with `workflow`'s graph. */
   private async recordVersion(ownerId: string, id: string, { version, workflow }: { version: number; workflow: Workflow }, meta: VersionMeta & { is_automatic?: boolean; restored_from?: number | null; run_id?: string | null }): Promise<Version> {
     const created = await this.deps.versions.create({

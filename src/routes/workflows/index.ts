@@ -4,7 +4,7 @@ import type { App } from '../../app-types.ts'
 import { errorResponses } from '../../../schemas/common.ts'
 import {
   WorkflowParams, CreateWorkflowBody, UpdateWorkflowBody, SaveWorkflowBody, CloneWorkflowBody, SetStatusBody,
-  WorkflowListQuery, WorkflowList, RunListQuery, RunList,
+  WorkflowListQuery, WorkflowList, RunListQuery, RunList, DeleteWorkflowQuery,
 } from '../../../schemas/workflow.ts'
 import { pageReply } from '../../repositories/pagination.ts'
 
@@ -45,11 +45,14 @@ export default async function workflowRoutes(app: App) {
   app.delete('/v1/api/workflows/:id', {
     schema: {
       tags, operationId: 'deleteWorkflow',
-      summary: 'delete the workflow, its versions and run history; stops its watchers; resources already deployed stay in the cluster',
-      params: WorkflowParams, response: { 204: Type.Null({ description: 'deleted' }), ...errorResponses(401, 404) },
+      summary: 'delete the workflow, its versions and run history; stops its watchers; resources already deployed stay in the cluster unless delete_resources=true',
+      description: 'Without `delete_resources`, the objects the workflow deployed stay in their clusters. With `delete_resources=true`, its objects are first removed from every cluster it was deployed to (reverse apply order; only objects this service created for this workflow) and marked deleted among the tracked resources; if a cluster cannot be reached or an object cannot be deleted, the reply is 502 and the workflow is kept (409 while one of its runs is running).',
+      params: WorkflowParams, querystring: DeleteWorkflowQuery,
+      response: { 204: Type.Null({ description: 'deleted' }), ...errorResponses(400, 401, 403, 404, 409, 502) },
     },
   }, async (req, reply) => {
-    await service.delete(req.user.id, req.params.id)
+    if (req.query.delete_resources) await app.services.runs.deleteWithResources(req.user.id, req.params.id)
+    else await service.delete(req.user.id, req.params.id)
     return reply.code(204).send(null)
   })
 

@@ -1,0 +1,49 @@
+// POST /v1/api/workflows/:id/run and GET /v1/api/workflows/:id/runs/:runId. The route starts a run and waits
+// a bounded time for it; the run itself never depends on this request (a disconnect does not abort it).
+import { Type } from 'typebox'
+import type { App } from '../../app-types.ts'
+import { errorResponses } from '../../../schemas/common.ts'
+import { WorkflowParams, RunParams, RunRequest } from '../../../schemas/workflow.ts'
+import type { Run } from '../../repositories/runs.ts'
+
+const tags = ['workflows']
+
+export default async function runRoutes(app: App) {
+  const runs = app.services.runs
+  const waitMs = app.config.RUN_REPLY_WAIT_MS
+
+  app.post('/v1/api/workflows/:id/run', {
+    schema: {
+      tags, operationId: 'runWorkflow',
+      summary: 'deploy the workflow to a cluster (server-side apply), or dry-run it',
+      description: [
+        'Checks first, recording nothing when one fails: the workflow is yours (404); `cluster` (default: the workflow\'s `cluster_id`) is one you may deploy to (404, 403 when shared with you as viewer, 409 when its stored credentials cannot be opened); every node renders without error (400 listing each node\'s errors).',
+        'Then a version is recorded (`is_automatic`, `run_id`) and the run record is written, and the objects are applied in the background in dependency order; workloads are awaited (bounded) until ready. The reply waits up to RUN_REPLY_WAIT_MS: 200 with the finished run, or 202 with the run still `running` (poll the `Location`).',
+        'A second run of the same workflow while one runs → 409. `force` takes over fields another field manager owns (otherwise such a node fails naming the manager). `prune` (default true) deletes, after a fully successful run, the objects of earlier runs that left the graph (ApplySet convention; only objects this service created).',
+        '`dry_run: true` sends every write with dryRun=All: nothing is created, versioned or tracked; each node says the action it would take and its diff against the live object. Dry runs appear in the history with `dry_run: true` and are not counted in the workflow\'s run counters.',
+        'Values in `trigger_data.secrets` and `trigger_data.envVars` go to the cluster only: never into a record, reply or log.',
+      ].join('\n\n'),
+      params: WorkflowParams, body: Type.Optional(RunRequest),
+      response: {
+        200: Type.Ref('Run', { description: 'the run, finished' }),
+        202: Type.Ref('Run', { description: 'the run, still running; `Location` names it' }),
+        ...errorResponses(400, 401, 403, 404, 409, 413, 503),
+      },
+    },
+  }, async (req, reply) => {
+    const { run, done } = await runs.start(req.user.id, req.params.id, req.body ?? {})
+    let timer: NodeJS.Timeout | undefined
+    const finished = await Promise.race([done, new Promise<null>((resolve) => { timer = setTimeout(() => resolve(null), waitMs) })])
+    clearTimeout(timer)
+    if (finished) return reply.code(200).send(finished)
+    const current: Run = (await runs.get(req.user.id, req.params.id, run.id).catch(() => null)) ?? run
+    return reply.code(202).header('location', `/v1/api/workflows/${req.params.id}/runs/${run.id}`).send(current)
+  })
+
+  app.get('/v1/api/workflows/:id/runs/:runId', {
+    schema: {
+      tags, operationId: 'getWorkflowRun', summary: 'one run: status, per-node results, logs, error',
+      params: RunParams, response: { 200: Type.Ref('Run'), ...errorResponses(401, 404) },
+    },
+  }, async (req) => runs.get(req.user.id, req.params.id, req.params.runId))
+}

@@ -1,0 +1,406 @@
+// Runs: a workflow's graph put on a cluster. The request does the checks (access, rendering) and records
+// the run; the apply happens in the background, recorded as it goes, so neither a client disconnect nor a
+// crash leaves anyone guessing. Run-time secret and env values go to the cluster and nowhere else.
+import type { KubeConfig } from '@kubernetes/client-node'
+import { BadRequest, Conflict, NotFound, Unavailable, UpstreamError, AppError } from '../errors.ts'
+import type { EventBus } from '../events/bus.ts'
+import type { WorkflowRepository, Workflow } from '../repositories/workflows.ts'
+import type { VersionRepository } from '../repositories/versions.ts'
+import { newRunId, type RunRepository, type Run, type RunDoc, type RunNodeResult } from '../repositories/runs.ts'
+import type { WorkflowService } from './workflow-service.ts'
+import type { Cluster } from '../repositories/clusters.ts'
+import { renderWorkflow } from '../manifests/index.ts'
+import type { KubeObject, PluginForRender, RenderedObject } from '../manifests/types.ts'
+import type { AppliedObject, DeployOptions, DeployResult, PrunedObject } from '../kube/deploy.ts'
+import { describeClusterError } from '../kube/upstream-errors.ts'
+import { redactor, redactDeep, triggerValues, type Redact } from './run-redaction.ts'
+import { ClusterLimiters, type Schedule } from './run-limiter.ts'
+import { RunLog } from './run-log.ts'
+import { liveReader, waitReady, WORKLOAD_KINDS, type DeriveStatus, type LiveReader } from './run-readiness.ts'
+
+export interface RunRequest {
+  cluster?: string
+  namespace?: string
+  dry_run?: boolean
+  force?: boolean
+  prune?: boolean
+  trigger_data?: { secrets?: Record<string, Record<string, string>>; envVars?: Record<string, Record<string, string>> }
+}
+
+/** What a run needs of a plugin: rendering, and the words to name its operator when its CRD is missing. */
+export type RunPlugin = PluginForRender & { display_name: string; description: string }
+
+export interface ApplyEngine {
+  deploy(kc: KubeConfig, objects: RenderedObject[], opts: DeployOptions): Promise<DeployResult>
+  removeWorkflowObjects(kc: KubeConfig, opts: { workflowId: string; namespaces: string[]; schedule?: Schedule; log?: (line: string) => void }): Promise<PrunedObject[]>
+}
+
+export interface TrackedResources {
+  recordApplied(ownerId: string, run: { workflow_id: string; cluster_id: string; cluster: string }, objects: AppliedObject[]): Promise<void>
+  markDeleted(ownerId: string, clusterId: string, objects: Array<{ kind: string; name: string; namespace: string | null }>): Promise<void>
+  namespacesFor(ownerId: string, workflowId: string, clusterId: string): Promise<string[]>
+}
+
+interface Logger { info(obj: object, msg?: string): void; warn(obj: object, msg?: string): void; error(obj: object, msg?: string): void }
+
+export interface RunServiceDeps {
+  workflows: WorkflowRepository
+  workflowService: WorkflowService
+  versions: VersionRepository
+  runs: RunRepository
+  clusters: { kubeConfigFor(userId: string, ref: string, need: 'deployer'): Promise<{ kc: KubeConfig; cluster: Cluster }> }
+  plugin: (ref: string) => Promise<RunPlugin | null>
+  engine: ApplyEngine
+  resources: TrackedResources
+  deriveStatus: DeriveStatus
+  bus: EventBus
+  log: Logger
+  clusterConcurrency: number
+  readyTimeoutMs: number
+  requestTimeoutMs?: number
+  /** Reads live objects for the readiness wait; a test may replace it. */
+  reader?: (kc: KubeConfig) => Promise<LiveReader>
+}
+
+export interface StartedRun { run: Run; done: Promise<Run> }
+
+const INTERRUPTED = 'interrupted: the service stopped before this run finished; check the cluster and run again'
+
+/** A run's plan, everything the background part needs. */
+interface Plan {
+  ownerId: string; workflow: Workflow; runId: string; version: number; cluster: Cluster; kc: KubeConfig
+  objects: RenderedObject[]; plugins: Map<string, RunPlugin>; redact: Redact; request: RunRequest; startedAt: Date
+}
+
+export class RunService {
+  private readonly limiters: ClusterLimiters
+  private readonly inFlight = new Map<string, { ownerId: string; workflowId: string; dryRun: boolean; done: Promise<Run> }>()
+  private closing = false
+
+  constructor(private readonly deps: RunServiceDeps) {
+    this.limiters = new ClusterLimiters(deps.clusterConcurrency)
+  }
+
+  /** Checks, records and starts a run; `done` settles with the finished run (never rejects). */
+  async start(ownerId: string, workflowId: string, request: RunRequest): Promise<StartedRun> {
+    if (this.closing) throw new Unavailable('the service is shutting down; run again in a moment')
+    const workflow = await this.deps.workflowService.get(ownerId, workflowId)
+    const ref = request.cluster ?? workflow.cluster_id
+    if (!ref) throw new BadRequest('no cluster to run on: give `cluster`, or set the workflow\'s cluster_id')
+    const { kc, cluster } = await this.deps.clusters.kubeConfigFor(ownerId, ref, 'deployer')
+    const redact = redactor(triggerValues(request.trigger_data?.secrets, request.trigger_data?.envVars))
+    const plugins = new Map<string, RunPlugin>()
+    let objects = await this.render(workflow, request, plugins, redact)
+
+    const runId = newRunId()
+    const dryRun = request.dry_run === true
+    let version = workflow.current_version
+    if (!dryRun) {
+      const locked = await this.deps.workflows.lockForRun(ownerId, workflowId, runId)
+      if (!locked) throw new NotFound('workflow')
+      if ('locked' in locked) throw new Conflict(locked.locked ? `a run of this workflow is already running (${locked.locked}); wait for it to finish` : 'a run of this workflow is already running; wait for it to finish')
+      try {
+        // A save between the checks and the lock: the version (and so the run) is of the graph the lock saw.
+        if (locked.workflow.updated_at !== workflow.updated_at) objects = await this.render(locked.workflow, request, plugins, redact)
+        version = locked.version
+        await this.deps.workflowService.recordRunVersion(ownerId, workflowId, locked, runId)
+      } catch (err) {
+        await this.deps.workflows.unlockRun(workflowId, runId)
+        throw err
+      }
+    }
+    const startedAt = new Date()
+    let run: Run
+    try {
+      run = await this.deps.runs.create({
+        owner_id: ownerId, workflow_id: workflowId, version, cluster: cluster.name, cluster_id: cluster.id,
+        namespace: request.namespace ?? null, status: 'running', dry_run: dryRun, started_at: startedAt, finished_at: null,
+        duration_ms: null, triggered_by: ownerId, nodes: [], logs: [], error: null,
+      }, runId)
+    } catch (err) {
+      if (!dryRun) await this.deps.workflows.unlockRun(workflowId, runId)
+      throw err
+    }
+    this.deps.bus.emit('run.started', { owner_id: ownerId, workflow_id: workflowId, run_id: runId })
+    const plan: Plan = { ownerId, workflow, runId, version, cluster, kc, objects, plugins, redact, request, startedAt }
+    const done = this.execute(plan)
+    this.inFlight.set(runId, { ownerId, workflowId, dryRun, done })
+    void done.finally(() => this.inFlight.delete(runId))
+    return { run, done }
+  }
+
+  async get(ownerId: string, workflowId: string, runId: string): Promise<Run> {
+    await this.deps.workflowService.get(ownerId, workflowId)
+    const run = await this.deps.runs.get(ownerId, workflowId, runId)
+    if (!run) throw new NotFound('run')
+    return run
+  }
+
+  /** Renders for the cluster (secrets revealed); any node error refuses the run before anything is recorded. */
+  private async render(workflow: Workflow, request: RunRequest, plugins: Map<string, RunPlugin>, redact: Redact): Promise<RenderedObject[]> {
+    const lookups = new Map<string, Promise<RunPlugin | null>>()
+    const plugin = (id: string) => {
+      let p = lookups.get(id)
+      if (!p) { p = this.deps.plugin(id); lookups.set(id, p) }
+      return p
+    }
+    const result = await renderWorkflow({ nodes: workflow.nodes, edges: workflow.edges }, {
+      workflowId: workflow.id, namespace: request.namespace, plugins: plugin, revealSecrets: true,
+      secrets: request.trigger_data?.secrets, envVars: request.trigger_data?.envVars,
+    })
+    const errors = result.diagnostics.filter((d) => d.severity === 'error')
+    if (errors.length) {
+      const byNode = new Map<string, string[]>()
+      for (const d of errors) byNode.set(d.node_id, [...(byNode.get(d.node_id) ?? []), d.message])
+      throw new BadRequest(redact(`the workflow cannot run until these nodes are fixed: ${[...byNode].map(([id, m]) => `node ${id}: ${m.join('; ')}`).join(' | ')}`))
+    }
+    if (!result.objects.length) throw new BadRequest('the workflow has no nodes to run')
+    for (const node of workflow.nodes) {
+      const ref = node.type === 'plugin' ? (node.data as { pluginId?: unknown } | undefined)?.pluginId : undefined
+      if (typeof ref === 'string') { const p = await plugin(ref); if (p) plugins.set(node.id, p) }
+    }
+    return result.objects
+  }
+
+  /** The background part: apply, wait for workloads, record. Never rejects: any failure is the run's. */
+  private async execute(plan: Plan): Promise<Run> {
+    const { ownerId, workflow, runId, cluster, kc, redact, request } = plan
+    const dryRun = request.dry_run === true
+    const log = new RunLog(redact)
+    const progress = new Map<string, RunNodeResult>()
+    const saver = this.progressSaver(runId, () => [...progress.values()], log)
+    let result: DeployResult | null = null
+    let nodes: RunNodeResult[] = []
+    let error: string | null = null
+    let tracked: AppliedObject[] = []
+    try {
+      log.add(`${dryRun ? 'Dry run' : 'Run'} of "${workflow.name}" version ${plan.version} on cluster ${cluster.name}${request.namespace ? `, namespace ${request.namespace}` : ''}: ${plan.objects.length} objects`)
+      const knownNamespaces = dryRun ? [] : await this.knownNamespaces(ownerId, workflow.id, cluster.id)
+      result = await this.deps.engine.deploy(kc, plan.objects, {
+        workflowId: workflow.id, force: request.force === true, dryRun, prune: request.prune !== false, knownNamespaces,
+        schedule: this.limiters.for(cluster.id), redact,
+        missingApiMessage: (object, nodeId) => missingApiMessage(object, plan.plugins.get(nodeId)),
+        onObject: (applied) => {
+          const node = toNodeResult(applied, redact)
+          progress.set(`${applied.node_id}/${applied.kind}/${applied.namespace}/${applied.name}`, node)
+          log.add(`${node.kind} ${node.namespace ? `${node.namespace}/` : ''}${node.name}: ${node.action}${node.message ? ` (${node.message})` : ''}`)
+          this.deps.bus.emit('run.object', { owner_id: ownerId, workflow_id: workflow.id, run_id: runId, result: withoutLive(applied, redact) })
+          saver.touch()
+        },
+        log: (line) => log.add(line),
+        ...(this.deps.requestTimeoutMs && { requestTimeoutMs: this.deps.requestTimeoutMs }),
+      })
+      nodes = result.objects.map((o) => toNodeResult(o, redact))
+      tracked = result.objects
+      if (result.error) error = redact(result.error)
+      if (!dryRun && !result.error) {
+        tracked = await this.awaitWorkloads(kc, result.objects, nodes, log)
+      }
+      for (const p of result.pruned) log.add(`pruned ${p.kind} ${p.namespace ? `${p.namespace}/` : ''}${p.name}: ${p.action}${p.message ? ` (${redact(p.message)})` : ''}`)
+    } catch (err) {
+      error = redact(`the run stopped: ${describe(err)}`)
+      log.add(error)
+      this.deps.log.error({ run_id: runId, err: { message: redact(String((err as Error)?.message ?? err)) } }, 'run failed unexpectedly')
+    }
+    await saver.flush()
+
+    const failedNodes = nodes.filter((n) => n.action === 'failed')
+    const failedPrunes = result?.pruned.filter((p) => p.action === 'failed') ?? []
+    if (!error && failedNodes.length) error = `${failedNodes.length} of ${nodes.length} objects failed: ${failedNodes.slice(0, 5).map((n) => `${n.kind} ${n.name}`).join(', ')}${failedNodes.length > 5 ? ', …' : ''}`
+    if (!error && failedPrunes.length) error = `${failedPrunes.length} objects that left the graph could not be deleted: ${failedPrunes.slice(0, 5).map((p) => `${p.kind} ${p.name}`).join(', ')}`
+    const status = error ? 'failed' : 'completed'
+    if (!dryRun && result) await this.track(plan, tracked, result.pruned, log)
+    log.add(`${dryRun ? 'Dry run' : 'Run'} ${status}${error ? `: ${error}` : ''}`)
+    return this.finish(plan, { status, nodes, logs: log.lines(), error })
+  }
+
+  /** Waits for the applied workloads; a workload that never becomes ready fails its node. Returns the objects with their latest live state. */
+  private async awaitWorkloads(kc: KubeConfig, objects: AppliedObject[], nodes: RunNodeResult[], log: RunLog): Promise<AppliedObject[]> {
+    const waiting = objects.map((o, i) => ({ o, i })).filter(({ o }) => WORKLOAD_KINDS.has(o.kind) && o.action !== 'failed' && o.action !== 'skipped')
+    if (!waiting.length) return objects
+    log.add(`waiting up to ${Math.round(this.deps.readyTimeoutMs / 100) / 10}s for ${waiting.length} workloads to become ready`)
+    const reader = await (this.deps.reader ?? liveReader)(kc)
+    const latest = [...objects]
+    await Promise.all(waiting.map(async ({ o, i }) => {
+      const outcome = await waitReady(reader, { apiVersion: o.api_version, kind: o.kind, name: o.name, namespace: o.namespace }, this.deps.deriveStatus, this.deps.readyTimeoutMs)
+      if (outcome.live) latest[i] = { ...o, live: outcome.live }
+      const node = nodes[i]
+      if (outcome.ready) { log.add(`${o.kind} ${o.name} is ready`); return }
+      nodes[i] = { ...node, action: 'failed', message: log.redact(`${node.action}, but ${outcome.message}`) }
+      log.add(`${o.kind} ${o.name}: ${nodes[i].message}`)
+    }))
+    return latest
+  }
+
+  private async knownNamespaces(ownerId: string, workflowId: string, clusterId: string): Promise<string[]> {
+    const [tracked, deployments] = await Promise.all([
+      this.deps.resources.namespacesFor(ownerId, workflowId, clusterId).catch(() => [] as string[]),
+      this.deps.runs.deployments(ownerId, workflowId),
+    ])
+    const fromRuns = deployments.find((d) => d.cluster_id === clusterId)?.namespaces ?? []
+    return [...new Set([...tracked, ...fromRuns])].sort()
+  }
+
+  /** Tracked resources follow what the run applied and pruned; a failure here is logged, the run's outcome stands. */
+  private async track(plan: Plan, objects: AppliedObject[], pruned: PrunedObject[], log: RunLog): Promise<void> {
+    const { ownerId, workflow, cluster } = plan
+    try {
+      await this.deps.resources.recordApplied(ownerId, { workflow_id: workflow.id, cluster_id: cluster.id, cluster: cluster.name }, objects)
+      const deleted = pruned.filter((p) => p.action === 'deleted').map(({ kind, name, namespace }) => ({ kind, name, namespace }))
+      if (deleted.length) await this.deps.resources.markDeleted(ownerId, cluster.id, deleted)
+      this.deps.bus.emit('resources.changed', { owner_id: ownerId })
+    } catch (err) {
+      log.add('the tracked resources could not be updated; POST /v1/api/resources/sync repairs them')
+      this.deps.log.error({ run_id: plan.runId, err: { message: log.redact(String((err as Error)?.message ?? err)) } }, 'recording tracked resources failed')
+    }
+  }
+
+  private async finish(plan: Plan, outcome: Pick<RunDoc, 'status' | 'nodes' | 'logs' | 'error'>): Promise<Run> {
+    const { ownerId, workflow, runId } = plan
+    const dryRun = plan.request.dry_run === true
+    const finishedAt = new Date()
+    const status = outcome.status as 'completed' | 'failed'
+    const finished = await this.deps.runs.finish(runId, { ...outcome, finished_at: finishedAt, duration_ms: finishedAt.getTime() - plan.startedAt.getTime() })
+    if (!finished) {
+      // Marked interrupted meanwhile (a shutdown gave up on it): that record stands.
+      return (await this.deps.runs.get(ownerId, workflow.id, runId))!
+    }
+    if (!dryRun) await this.settle(ownerId, workflow.id, runId, plan.version, status, finishedAt)
+    this.deps.bus.emit('run.finished', { owner_id: ownerId, workflow_id: workflow.id, run_id: runId, status })
+    return finished
+  }
+
+  /** The version's run_status, the workflow's counters, and the lock released. */
+  private async settle(ownerId: string, workflowId: string, runId: string, version: number, status: 'completed' | 'failed', at: Date): Promise<void> {
+    await Promise.all([
+      this.deps.versions.update(ownerId, workflowId, version, { run_status: status }),
+      this.deps.workflows.countRun(ownerId, workflowId, status, at),
+    ]).catch((err) => this.deps.log.error({ run_id: runId, err: { message: String((err as Error)?.message) } }, 'recording the run\'s outcome failed'))
+    await this.deps.workflows.unlockRun(workflowId, runId)
+  }
+
+  /** Writes a run's progress at most one write at a time, the newest state last. */
+  private progressSaver(runId: string, nodes: () => RunNodeResult[], log: RunLog) {
+    let writing: Promise<void> | null = null
+    let dirty = false
+    const write = (): Promise<void> => {
+      dirty = false
+      writing = this.deps.runs.progress(runId, { nodes: nodes(), logs: log.lines() }).catch(() => undefined).then(() => {
+        writing = null
+        if (dirty) return write()
+      })
+      return writing
+    }
+    return {
+      touch: () => { if (writing) dirty = true; else void write() },
+      flush: async () => { while (writing) await writing },
+    }
+  }
+
+  // Start-up and shutdown
+
+  /** Runs a dead process left unfinished are failed as interrupted; locks of runs that are not running are released. */
+  async recover(): Promise<number> {
+    const stale = await this.deps.runs.unfinished()
+    for (const doc of stale) {
+      if (this.inFlight.has(doc._id)) continue
+      await this.interrupt(doc, INTERRUPTED)
+    }
+    for (const { id, run_id } of await this.deps.workflows.lockedForRuns()) {
+      if (this.inFlight.has(run_id)) continue
+      await this.deps.workflows.unlockRun(id, run_id)
+      this.deps.log.warn({ workflow_id: id, run_id }, 'released the run lock of a run that is not running')
+    }
+    return stale.length
+  }
+
+  private async interrupt(doc: RunDoc, error: string): Promise<void> {
+    const at = new Date()
+    const logs = [...(doc.logs ?? []), `Run failed: ${error}`]
+    const finished = await this.deps.runs.finish(doc._id, { status: 'failed', nodes: doc.nodes ?? [], logs, error, finished_at: at, duration_ms: at.getTime() - doc.started_at.getTime() })
+    if (!finished) return
+    if (!doc.dry_run) await this.settle(doc.owner_id, doc.workflow_id, doc._id, doc.version, 'failed', at)
+    this.deps.bus.emit('run.finished', { owner_id: doc.owner_id, workflow_id: doc.workflow_id, run_id: doc._id, status: 'failed' })
+    this.deps.log.warn({ run_id: doc._id, workflow_id: doc.workflow_id }, `run ${doc._id} was ${doc.status} when the service stopped: marked failed (interrupted)`)
+  }
+
+  /** Refuses new runs, gives those in flight `graceMs` to finish, then records the rest as interrupted. */
+  async close(graceMs: number): Promise<void> {
+    this.closing = true
+    if (!this.inFlight.size) return
+    let timer: NodeJS.Timeout | undefined
+    await Promise.race([
+      Promise.allSettled([...this.inFlight.values()].map((r) => r.done)),
+      new Promise((resolve) => { timer = setTimeout(resolve, graceMs) }),
+    ])
+    clearTimeout(timer)
+    const left = await this.deps.runs.unfinished()
+    for (const doc of left) if (this.inFlight.has(doc._id)) await this.interrupt(doc, 'interrupted: the service shut down before this run finished; check the cluster and run again')
+  }
+
+  // Deleting a workflow with its objects
+
+  /** Removes the workflow's objects from every cluster it was deployed to, then deletes it; any failure keeps it. */
+  async deleteWithResources(ownerId: string, workflowId: string): Promise<void> {
+    await this.deps.workflowService.get(ownerId, workflowId)
+    const holder = `delete-${newRunId()}`
+    const locked = await this.deps.workflows.lockForRun(ownerId, workflowId, holder, { allocateVersion: false })
+    if (!locked) throw new NotFound('workflow')
+    if ('locked' in locked) throw new Conflict('a run of this workflow is running; delete it when the run has finished')
+    try {
+      for (const d of await this.deps.runs.deployments(ownerId, workflowId)) {
+        let connection: { kc: KubeConfig; cluster: Cluster }
+        try {
+          connection = await this.deps.clusters.kubeConfigFor(ownerId, d.cluster_id, 'deployer')
+        } catch (err) {
+          if (err instanceof NotFound) throw new Conflict(`the workflow was deployed to cluster "${d.cluster}", which you can no longer reach; delete without delete_resources to keep its objects`)
+          throw err
+        }
+        const tracked = await this.deps.resources.namespacesFor(ownerId, workflowId, d.cluster_id).catch(() => [] as string[])
+        const namespaces = [...new Set([...d.namespaces, ...tracked])].sort()
+        let removed: PrunedObject[]
+        try {
+          removed = await this.deps.engine.removeWorkflowObjects(connection.kc, { workflowId, namespaces, schedule: this.limiters.for(d.cluster_id) })
+        } catch (err) {
+          throw new UpstreamError(`cluster "${d.cluster}": ${describe(err)}; the workflow is kept`)
+        }
+        const deleted = removed.filter((p) => p.action === 'deleted').map(({ kind, name, namespace }) => ({ kind, name, namespace }))
+        if (deleted.length) {
+          await this.deps.resources.markDeleted(ownerId, d.cluster_id, deleted)
+          this.deps.bus.emit('resources.changed', { owner_id: ownerId })
+        }
+        const failed = removed.filter((p) => p.action === 'failed')
+        if (failed.length) throw new UpstreamError(`cluster "${d.cluster}": ${failed.length} objects could not be deleted (${failed.slice(0, 3).map((p) => `${p.kind} ${p.name}: ${p.message}`).join('; ')}); the workflow is kept`)
+      }
+    } catch (err) {
+      await this.deps.workflows.unlockRun(workflowId, holder)
+      throw err
+    }
+    await this.deps.workflowService.delete(ownerId, workflowId)
+  }
+}
+
+function describe(err: unknown): string {
+  if (err instanceof AppError) return err.message
+  return describeClusterError(err)
+}
+
+function toNodeResult(o: AppliedObject, redact: Redact): RunNodeResult {
+  return {
+    node_id: o.node_id, kind: o.kind, name: o.name, namespace: o.namespace, action: o.action, message: redact(o.message ?? ''),
+    ...(o.diff && { diff: redactDeep(o.diff, redact) }),
+  }
+}
+
+function withoutLive({ live: _live, ...rest }: AppliedObject, redact: Redact) {
+  return { ...rest, message: redact(rest.message ?? ''), ...(rest.diff && { diff: redactDeep(rest.diff, redact) }) }
+}
+
+/** Names what to install, from the plugin's own words ("Requires X ...") when it has them. */
+export function missingApiMessage(object: KubeObject, plugin: RunPlugin | undefined): string {
+  const api = `${object.kind} (${object.apiVersion})`
+  if (!plugin) return `${api} is not served by this cluster: install the operator or CRD that provides it, then run again`
+  const requires = /\bRequires ([^;]+?)(?:;|\.\s|\.$|$)/.exec(plugin.description)?.[1]
+  const what = requires ?? `the operator behind the "${plugin.display_name}" plugin`
+  return `${api} is not served by this cluster: install ${what} (plugin "${plugin.display_name}"), then run again`
+}
