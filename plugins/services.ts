@@ -9,10 +9,12 @@ import { StatsRepository } from '../src/repositories/stats.ts'
 import { ClusterRepository } from '../src/repositories/clusters.ts'
 import { ClusterLogRepository } from '../src/repositories/cluster-logs.ts'
 import { RegistryRepository } from '../src/repositories/registries.ts'
+import { ResourceRepository } from '../src/repositories/resources.ts'
 import { WorkflowService } from '../src/services/workflow-service.ts'
 import { StatsService } from '../src/services/stats-service.ts'
 import { SearchService } from '../src/services/search-service.ts'
 import { ClusterService } from '../src/services/cluster-service.ts'
+import { ResourceService } from '../src/services/resource-service.ts'
 import { ClusterHealthMonitor } from '../src/services/cluster-health.ts'
 import { RegistryService } from '../src/services/registry-service.ts'
 import { PluginRepository } from '../src/repositories/plugins.ts'
@@ -41,6 +43,7 @@ export interface Services {
   plugins: CrdPluginService
   manifests: ManifestService
   runs: RunService
+  resources: ResourceService
 }
 
 declare module 'fastify' {
@@ -95,6 +98,12 @@ export default fp(async (app) => {
     deriveStatus, bus, log: app.log,
     clusterConcurrency: config.RUN_CLUSTER_CONCURRENCY, readyTimeoutMs: config.RUN_READY_TIMEOUT_MS, requestTimeoutMs: config.CLUSTER_TIMEOUT_MS,
   })
+  const resources = new ResourceService({
+    resources: new ResourceRepository(db), bus, timeoutMs: config.CLUSTER_TIMEOUT_MS,
+    kubeConfigFor: async (userId, ref, need) => { const { kc, cluster } = await clusters.kubeConfigFor(userId, ref, need); return { kc, cluster: { id: cluster.id, name: cluster.name } } },
+    reachableClusters: async (userId) => (await clusterRepo.search(userId, {}, 1000)).map((c) => ({ id: c._id, name: c.name })),
+    workflowIdsOf: async (userId) => new Set((await db.collection('workflows').find({ owner_id: userId }, { projection: { _id: 1 } }).toArray()).map((d) => String(d._id))),
+  })
   const services: Services = {
     workflows,
     stats: new StatsService(new StatsRepository(db), bus),
@@ -105,6 +114,7 @@ export default fp(async (app) => {
     plugins,
     manifests: new ManifestService({ workflows, plugin: (id) => plugins.getForRender(id) }),
     runs,
+    resources,
   }
   // Runs a dead process left running are failed as interrupted before any request can start a new one.
   await services.runs.recover()

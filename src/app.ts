@@ -29,6 +29,7 @@ import searchRoutes from './routes/search/index.ts'
 import clusterRoutes from './routes/clusters/index.ts'
 import registryRoutes from './routes/registries/index.ts'
 import pluginRoutes from './routes/plugins/index.ts'
+import resourceRoutes from './routes/resources/index.ts'
 
 export type { BuildOptions }
 
@@ -61,5 +62,6 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(clusterRoutes)
   await app.register(registryRoutes)
   await app.register(pluginRoutes)
+  await app.register(resourceRoutes)
   return app as unknown as App
 }

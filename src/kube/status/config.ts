@@ -8,7 +8,8 @@ export function configMapStatus(o: KubeObject): DerivedStatus {
 }
 
 export function secretStatus(o: KubeObject): DerivedStatus {
-  return result('running', 'present', null, { type: str(o.type) ?? 'Opaque' })
+  // A metadata-only listing (how a sync reads Secrets) has no type: null rather than a guess.
+  return result('running', 'present', null, { type: str(o.type) })
 }
 
 export function serviceAccountStatus(_o: KubeObject): DerivedStatus {

@@ -1,0 +1,177 @@
+// The `resources` collection: tracked resources, one per (owner, cluster, namespace, kind, name). Every query
+// takes the owner, so another user's record is simply not found. Runs and syncs write the observed fields;
+// the user fields (favourite, tags, notes) are only ever changed by PATCH and survive every observation.
+import type { AnyBulkWriteOperation, Collection, Db, Filter } from 'mongodb'
+import { indexSetups } from './indexes.ts'
+import { newId, isId } from './ids.ts'
+import { isDuplicateKey } from './errors.ts'
+import { paginate, searchFilter, type Page, type PageRequest } from './pagination.ts'
+import type { Counters, ResourceStatus } from '../kube/status/index.ts'
+
+export interface ResourceKey { namespace: string | null; kind: string; name: string }
+
+/** What a run or a sync observes of an object; the record's other fields are the user's or bookkeeping. */
+export interface ObservedResource extends ResourceKey {
+  workflow_id: string; node_id: string; cluster: string; api_version: string; uid: string | null
+  status: ResourceStatus; status_message: string; ready: string | null; counters: Counters; labels: Record<string, string>
+}
+
+export interface ResourceDoc extends ObservedResource {
+  _id: string
+  owner_id: string
+  cluster_id: string
+  is_favorite: boolean
+  user_tags: string[]
+  user_notes: string
+  created_at: Date
+  updated_at: Date
+  last_seen_at: Date | null
+}
+
+export interface TrackedResource extends Omit<ResourceDoc, '_id' | 'created_at' | 'updated_at' | 'last_seen_at'> {
+  id: string; created_at: string; updated_at: string; last_seen_at: string | null
+}
+
+export interface ResourceFilter { cluster?: string; namespace?: string; kind?: string; workflow_id?: string; status?: ResourceStatus }
+export interface UserFields { is_favorite?: boolean; user_tags?: string[]; user_notes?: string }
+export interface ObserveCounts { created: number; updated: number; deleted: number }
+
+export const toResource = ({ _id, created_at, updated_at, last_seen_at, ...rest }: ResourceDoc): TrackedResource => ({
+  id: _id, ...rest, created_at: created_at.toISOString(), updated_at: updated_at.toISOString(), last_seen_at: last_seen_at ? last_seen_at.toISOString() : null,
+})
+
+indexSetups.push(async (db) => {
+  const c = db.collection('resources')
+  await c.createIndex({ owner_id: 1, cluster_id: 1, namespace: 1, kind: 1, name: 1 }, { unique: true })
+  await c.createIndex({ owner_id: 1, workflow_id: 1, cluster_id: 1 })
+  await c.createIndex({ owner_id: 1, status: 1 })
+  await c.createIndex({ owner_id: 1, kind: 1 })
+  await c.createIndex({ owner_id: 1, updated_at: -1 })
+})
+
+const keyOf = (k: ResourceKey): string => JSON.stringify([k.namespace, k.kind, k.name])
+const sorted = (o: Record<string, unknown>): string => JSON.stringify(Object.keys(o).sort().map((k) => [k, o[k]]))
+
+/** Whether an observation changes what the record says (timestamps aside). */
+function differs(doc: ResourceDoc, o: ObservedResource): boolean {
+  return doc.status !== o.status || doc.status_message !== o.status_message || doc.ready !== o.ready || doc.uid !== o.uid
+    || doc.api_version !== o.api_version || doc.workflow_id !== o.workflow_id || doc.node_id !== o.node_id || doc.cluster !== o.cluster
+    || sorted(doc.labels) !== sorted(o.labels) || sorted(doc.counters) !== sorted(o.counters)
+}
+
+const DELETED = { status: 'deleted' as const, status_message: 'no longer in the cluster', ready: null }
+
+export class ResourceRepository {
+  private readonly c: Collection<ResourceDoc>
+  constructor(db: Db, private readonly now: () => Date = () => new Date()) {
+    this.c = db.collection<ResourceDoc>('resources')
+  }
+
+  /**
+   * Writes what a run or a sync saw on one cluster: new objects become records, known ones are updated
+   * (user fields untouched). With `missingAreDeleted` (a sync's full listing), records of the cluster that
+   * were not observed are marked deleted. One read, then one bulk write.
+   */
+  async observe(ownerId: string, clusterId: string, observed: ObservedResource[], opts: { missingAreDeleted?: boolean } = {}): Promise<ObserveCounts> {
+    const at = this.now()
+    const existing = new Map((await this.c.find({ owner_id: ownerId, cluster_id: clusterId }).toArray()).map((d) => [keyOf(d), d]))
+    const counts: ObserveCounts = { created: 0, updated: 0, deleted: 0 }
+    const ops: AnyBulkWriteOperation<ResourceDoc>[] = []
+    const seen = new Set<string>()
+    for (const o of observed) {
+      const key = keyOf(o)
+      if (seen.has(key)) continue
+      seen.add(key)
+      const doc = existing.get(key)
+      const changed = !doc || differs(doc, o)
+      if (!doc) counts.created++
+      else if (changed) counts.updated++
+      const { namespace, kind, name, ...fields } = o
+      ops.push({
+        updateOne: {
+          filter: { owner_id: ownerId, cluster_id: clusterId, namespace, kind, name },
+          update: {
+            $set: { ...fields, last_seen_at: at, ...(changed && { updated_at: at }) },
+            $setOnInsert: { _id: newId(), is_favorite: false, user_tags: [], user_notes: '', created_at: at },
+          },
+          upsert: true,
+        },
+      })
+    }
+    if (opts.missingAreDeleted) {
+      for (const [key, doc] of existing) {
+        if (seen.has(key) || doc.status === 'deleted') continue
+        counts.deleted++
+        ops.push({ updateOne: { filter: { _id: doc._id, owner_id: ownerId }, update: { $set: { ...DELETED, updated_at: at } } } })
+      }
+    }
+    if (ops.length) await this.bulk(ops)
+    return counts
+  }
+
+  /** A concurrent writer may insert the same key between the read and the upsert: the retry then updates it. */
+  private async bulk(ops: AnyBulkWriteOperation<ResourceDoc>[]): Promise<void> {
+    try {
+      await this.c.bulkWrite(ops, { ordered: false })
+    } catch (err) {
+      if (!isDuplicateKey(err) && !(err as { writeErrors?: unknown[] }).writeErrors) throw err
+      await this.c.bulkWrite(ops, { ordered: false })
+    }
+  }
+
+  /** Marks the named objects of a cluster deleted (a prune, a removed workflow); answers how many changed. */
+  async markDeleted(ownerId: string, clusterId: string, keys: ResourceKey[]): Promise<number> {
+    if (!keys.length) return 0
+    const at = this.now()
+    const res = await this.c.updateMany(
+      { owner_id: ownerId, cluster_id: clusterId, status: { $ne: 'deleted' }, $or: keys.map(({ namespace, kind, name }) => ({ namespace, kind, name })) },
+      { $set: { ...DELETED, updated_at: at } },
+    )
+    return res.modifiedCount
+  }
+
+  async list(ownerId: string, req: PageRequest, filter: ResourceFilter = {}): Promise<Page<TrackedResource>> {
+    const where: Filter<ResourceDoc> = { owner_id: ownerId }
+    if (filter.namespace) where.namespace = filter.namespace
+    if (filter.kind) where.kind = filter.kind
+    if (filter.workflow_id) where.workflow_id = filter.workflow_id
+    if (filter.status) where.status = filter.status
+    // Names are never id-shaped, so a cluster reference is one or the other.
+    if (filter.cluster) Object.assign(where, isId(filter.cluster) ? { cluster_id: filter.cluster } : { cluster: filter.cluster })
+    return paginate(this.c, req, {
+      filter: where,
+      sortFields: { created_at: 'created_at', updated_at: 'updated_at', name: 'name', kind: 'kind', namespace: 'namespace', status: 'status', last_seen_at: 'last_seen_at' },
+      searchFields: ['name'],
+    }, toResource)
+  }
+
+  async get(ownerId: string, id: string): Promise<ResourceDoc | null> {
+    if (!isId(id)) return null
+    return this.c.findOne({ _id: id, owner_id: ownerId })
+  }
+
+  async updateUserFields(ownerId: string, id: string, fields: UserFields): Promise<ResourceDoc | null> {
+    if (!isId(id)) return null
+    return this.c.findOneAndUpdate({ _id: id, owner_id: ownerId }, { $set: { ...fields, updated_at: this.now() } }, { returnDocument: 'after' })
+  }
+
+  /** Every record of the owner on a cluster (a sync compares against these). */
+  async forCluster(ownerId: string, clusterId: string): Promise<ResourceDoc[]> {
+    return this.c.find({ owner_id: ownerId, cluster_id: clusterId }).toArray()
+  }
+
+  /** Namespaces holding the workflow's resources that are still in the cluster. */
+  async namespacesFor(ownerId: string, workflowId: string, clusterId: string): Promise<string[]> {
+    const values = await this.c.distinct('namespace', { owner_id: ownerId, workflow_id: workflowId, cluster_id: clusterId, status: { $ne: 'deleted' } })
+    return (values.filter((v) => typeof v === 'string') as string[]).sort()
+  }
+
+  async findForNode(ownerId: string, workflowId: string, nodeId: string): Promise<TrackedResource[]> {
+    const docs = await this.c.find({ owner_id: ownerId, workflow_id: workflowId, node_id: nodeId }).sort({ created_at: 1, _id: 1 }).toArray()
+    return docs.map(toResource)
+  }
+
+  async search(ownerId: string, q: string, limit: number): Promise<ResourceDoc[]> {
+    return this.c.find({ owner_id: ownerId, ...searchFilter<ResourceDoc>(q, ['name']) }).sort({ updated_at: -1, _id: -1 }).limit(limit).toArray()
+  }
+}
