@@ -26,7 +26,7 @@ export class ApiDiscovery {
     const key = `${apiVersion}|${kind}`
     let found = this.resources.get(key)
     if (!found) {
-      found = this.client.api.resource(apiVersion, kind).then(
+      found = this.client.api.discover(apiVersion, kind).then(
         (r) => (r ? { plural: r.name, namespaced: r.namespaced } : null),
         (err: unknown) => {
           // 404: the whole group-version is absent (no CRD for it). Anything else is not an answer: not cached.

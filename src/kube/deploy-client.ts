@@ -11,8 +11,13 @@ import type { KubeObject } from '../manifests/types.ts'
 export const DEFAULT_REQUEST_TIMEOUT_MS = 15_000
 const POOL_SIZE = 16
 
+/** client-node's object API with its discovery lookup (protected there) made callable. */
+export type DeployObjectApi = KubernetesObjectApi & {
+  discover(apiVersion: string, kind: string): Promise<{ name: string; namespaced: boolean } | undefined>
+}
+
 export interface ObjectClient {
-  api: KubernetesObjectApi
+  api: DeployObjectApi
   /** The same connection pool and time limit, for other client-node APIs (discovery). */
   configuration: Configuration
   close(): void
@@ -42,8 +47,13 @@ export async function objectClient(kc: KubeConfig, timeoutMs = DEFAULT_REQUEST_T
       post: async (rsp) => rsp,
     }],
   })
-  const api = new KubernetesObjectApi(config)
-  api.setDefaultNamespace(kc)
+  // Subclassed for `resource()` (discovery with client-node's own cache, which every request path uses anyway).
+  const Api = class extends KubernetesObjectApi {
+    discover(apiVersion: string, kind: string) { return this.resource(apiVersion, kind) }
+    useContextNamespace(from: KubeConfig) { this.setDefaultNamespace(from) }
+  }
+  const api = new Api(config)
+  api.useContextNamespace(kc)
   return { api, configuration: config, close: () => pooled?.destroy() }
 }
 
@@ -54,8 +64,8 @@ export function plain(obj: unknown): KubeObject {
   return copy
 }
 
-export function asSpec(obj: KubeObject): KubernetesObject {
-  return obj as unknown as KubernetesObject
+export function asSpec(obj: KubeObject): KubernetesObject & { metadata: { name: string; namespace?: string } } {
+  return obj as unknown as KubernetesObject & { metadata: { name: string; namespace?: string } }
 }
 
 export interface ApiFailure { code: number; status: { message?: string; reason?: string; details?: { causes?: Array<{ field?: string; message?: string; reason?: string }> } } }
