@@ -20,6 +20,7 @@ import { RegistryService } from '../src/services/registry-service.ts'
 import { PluginRepository } from '../src/repositories/plugins.ts'
 import { CrdPluginService } from '../src/services/crd-plugin-service.ts'
 import { ManifestService } from '../src/services/manifest-service.ts'
+import { DiagnosticsService } from '../src/services/diagnostics/index.ts'
 import { BUILTIN_PLUGINS } from '../src/services/plugin-catalogue/index.ts'
 import { builtInTemplates } from '../src/services/node-catalogue.ts'
 import { Sealer } from '../src/crypto/sealer.ts'
@@ -44,6 +45,7 @@ export interface Services {
   manifests: ManifestService
   runs: RunService
   resources: ResourceService
+  diagnostics: DiagnosticsService
 }
 
 declare module 'fastify' {
@@ -115,6 +117,7 @@ export default fp(async (app) => {
     manifests: new ManifestService({ workflows, plugin: (id) => plugins.getForRender(id) }),
     runs,
     resources,
+    diagnostics: new DiagnosticsService({ workflows, runs: runRepo, clusters, plugin: (id) => plugins.getForRender(id), timeoutMs: config.CLUSTER_TIMEOUT_MS }),
   }
   // Runs a dead process left running are failed as interrupted before any request can start a new one.
   await services.runs.recover()

@@ -21,6 +21,7 @@ import profileRoutes from './routes/profile/index.ts'
 import settingsRoutes from './routes/settings/index.ts'
 import workflowRoutes from './routes/workflows/index.ts'
 import manifestRoutes from './routes/workflows/manifests.ts'
+import diagnosticsRoutes from './routes/workflows/diagnostics.ts'
 import runRoutes from './routes/workflows/run.ts'
 import versionRoutes from './routes/versions/index.ts'
 import templateRoutes from './routes/templates/index.ts'
@@ -54,6 +55,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(settingsRoutes, { prefix: '/v1/api/settings' })
   await app.register(workflowRoutes)
   await app.register(manifestRoutes)
+  await app.register(diagnosticsRoutes)
   await app.register(runRoutes)
   await app.register(versionRoutes)
   await app.register(templateRoutes)
