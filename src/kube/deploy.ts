@@ -11,7 +11,7 @@ import { k8s } from './client.ts'
 import { apiFailure, apiMessage, asSpec, isNotFound, objectClient, plain, unreachable, type ApiFailure, type ObjectClient } from './deploy-client.ts'
 import { limiter, type AppliedObject, type DeployOptions, type DeployResult, type PrunedObject, type Schedule } from './deploy-types.ts'
 import { describeClusterError } from './upstream-errors.ts'
-import { diffObjects, isEmptyDiff } from './object-diff.ts'
+import { diffObjects, isEmptyDiff, sameObject } from './object-diff.ts'
 
 export * from './deploy-types.ts'
 
@@ -213,7 +213,8 @@ export async function deploy(kc: KubeConfig, objects: RenderedObject[], opts: De
           return finish(i, { ...result, action, message, diff, uid: (live?.metadata.uid as string | undefined) ?? null, resource_version: (live?.metadata.resourceVersion as string | undefined) ?? null })
         }
         const version = (applied.metadata.resourceVersion as string | undefined) ?? null
-        const action = !live ? 'created' : live.metadata.resourceVersion === version ? 'unchanged' : 'configured'
+        // A controller writing status between our read and our apply moves resourceVersion too: compare content.
+        const action = !live ? 'created' : live.metadata.resourceVersion === version || sameObject(live, applied) ? 'unchanged' : 'configured'
         const message = action === 'created' ? 'created' : action === 'unchanged' ? 'unchanged: the cluster already matches' : 'configured'
         return finish(i, { ...result, action, message, uid: (applied.metadata.uid as string | undefined) ?? null, resource_version: version })
       } catch (err) {

@@ -107,6 +107,11 @@ export function diffObjects(before: unknown, after: unknown, o: DiffOptions = {}
   return diff
 }
 
+/** Equal once server bookkeeping and status are set aside. */
+export function sameObject(a: unknown, b: unknown): boolean {
+  return isDeepStrictEqual(normaliseObject(a), normaliseObject(b))
+}
+
 export function isEmptyDiff(d: ObjectDiff): boolean {
   return d.changed.length === 0 && d.added.length === 0 && d.removed.length === 0
 }
