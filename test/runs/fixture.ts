@@ -17,6 +17,8 @@ export interface RunFixture extends TestApp {
   sim: KubeSim
   owner: TestUser
   kubectl(...args: string[]): Promise<string>
+  /** kubectl with `input` on its stdin (e.g. apply -f -). */
+  kubectlStdin(input: string, ...args: string[]): Promise<string>
   kubectlJson<T = Record<string, any>>(...args: string[]): Promise<T>
   call(user: TestUser, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: object): Promise<{ status: number; body: any; headers: Record<string, unknown> }>
   /** A workflow of `owner` with this graph, pointed at the simulator ("sim"). */
@@ -45,6 +47,11 @@ export async function runFixture(t: Teardown, config: Parameters<typeof testConf
   }
   return {
     ...testApp, sim, owner, call, kubectl, save,
+    kubectlStdin: async (input, ...args) => {
+      const child = run('kubectl', ['--kubeconfig', kubeconfig, ...args], { timeout: 30_000 })
+      child.child.stdin!.end(input)
+      return (await child).stdout
+    },
     kubectlJson: async (...args) => JSON.parse(await kubectl(...args, '-o', 'json')),
     async workflow(graph, name = 'shop') {
       const res = await call(owner, 'POST', '/v1/api/workflows', { name, cluster_id: 'sim' })
