@@ -107,10 +107,10 @@ export class DiagnosticsService {
     const plan = await this.plan(ownerId, loaded, type)
     const nodes = applyChanges(loaded.wf.nodes as ManifestNode[], plan.changes)
     const after = await this.render(loaded.wf.id, { nodes, edges: loaded.wf.edges as GraphEdge[] })
+    // Every node the edit touches (a fix on an autoscaler edits its workload), in apply order.
     const touched = new Set([nodeId, ...plan.changes.map((c) => c.node_id)])
-    const order = [...touched]
     const preview = {
-      objects: after.objects.filter((o) => touched.has(o.node_id)).sort((a, b) => order.indexOf(a.node_id) - order.indexOf(b.node_id)),
+      objects: after.objects.filter((o) => touched.has(o.node_id)),
       diagnostics: after.diagnostics.filter((d) => touched.has(d.node_id)),
     }
     const header = `The objects of node ${JSON.stringify(nodeId)} after fix ${type}, as the next run would apply them (rendered by ${APP_NAME}).\nSecret values are never shown: secrets list their keys with empty values.`
