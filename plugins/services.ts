@@ -100,8 +100,9 @@ export default fp(async (app) => {
     deriveStatus, bus, log: app.log,
     clusterConcurrency: config.RUN_CLUSTER_CONCURRENCY, readyTimeoutMs: config.RUN_READY_TIMEOUT_MS, requestTimeoutMs: config.CLUSTER_TIMEOUT_MS,
   })
+  const resourceRepo = new ResourceRepository(db)
   const resources = new ResourceService({
-    resources: new ResourceRepository(db), bus, timeoutMs: config.CLUSTER_TIMEOUT_MS,
+    resources: resourceRepo, bus, timeoutMs: config.CLUSTER_TIMEOUT_MS,
     kubeConfigFor: async (userId, ref, need) => { const { kc, cluster } = await clusters.kubeConfigFor(userId, ref, need); return { kc, cluster: { id: cluster.id, name: cluster.name } } },
     reachableClusters: async (userId) => (await clusterRepo.search(userId, {}, 1000)).map((c) => ({ id: c._id, name: c.name })),
     workflowIdsOf: async (userId) => new Set((await db.collection('workflows').find({ owner_id: userId }, { projection: { _id: 1 } }).toArray()).map((d) => String(d._id))),
@@ -109,7 +110,7 @@ export default fp(async (app) => {
   const services: Services = {
     workflows,
     stats: new StatsService(new StatsRepository(db), bus),
-    search: new SearchService(db, builtInTemplates, clusterRepo, registries, plugins),
+    search: new SearchService(db, builtInTemplates, clusterRepo, registries, plugins, resourceRepo),
     clusters,
     clusterHealth: new ClusterHealthMonitor(clusters, config.CLUSTER_HEALTH_CONCURRENCY),
     registries,

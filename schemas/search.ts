@@ -11,7 +11,9 @@ const NamedHit = Type.Object({ id: Type.String(), name: Type.String() }, { addit
 export const SearchResults = Type.Object({
   workflows: Type.Array(Type.Object({ id: Type.String(), name: Type.String(), description: Type.String(), status: Type.String(), updated_at: Timestamp }, { additionalProperties: false })),
   clusters: Type.Array(NamedHit, { description: 'clusters the caller owns or that are shared with them' }),
-  resources: Type.Array(NamedHit, { description: 'empty until tracked resources are searchable' }),
+  resources: Type.Array(Type.Object({
+    id: Type.String(), name: Type.String(), kind: Type.String(), namespace: Type.Union([Type.String(), Type.Null()]), cluster: Type.String({ description: 'the cluster\'s name' }), status: Type.String(),
+  }, { additionalProperties: false }), { description: 'the caller\'s tracked resources whose name matches, most recently updated first' }),
   plugins: Type.Array(NamedHit, { description: 'plugins whose name, display name, description or category matches (every signed-in user sees them)' }),
   templates: Type.Array(Type.Object({ id: Type.String(), name: Type.String(), display_name: Type.String(), category: Type.String(), description: Type.String() }, { additionalProperties: false })),
   registries: Type.Array(NamedHit, { description: 'registries whose name or url matches (every signed-in user sees them)' }),

@@ -283,3 +283,11 @@ t.test('unreadable cluster credentials: 409 saying what to do', async (t) => {
   const web = (await list(alice, 'cluster=seeded&kind=Deployment&search=web&sort=name&order=asc')).body.resources[0]
   t.equal((await call(alice, 'GET', `/v1/api/resources/${web.id}/pods`)).status, 409)
 })
+
+t.test('global search lists the caller\'s tracked resources by name, and only theirs', async (t) => {
+  const mine = await call(alice, 'GET', '/v1/api/search?q=front-c&limit=5')
+  t.equal(mine.status, 200)
+  t.same(mine.body.resources.map((r: { name: string }) => r.name), ['front-config'])
+  t.match(mine.body.resources[0], { id: /^[0-9a-f]{24}$/, kind: 'ConfigMap', namespace: 'store', cluster: 'live', status: 'deleted' })
+  t.same((await call(bob, 'GET', '/v1/api/search?q=front')).body.resources, [])
+})
