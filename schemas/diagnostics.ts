@@ -13,7 +13,7 @@ export const FixTemplateParams = Type.Object({ id: Type.String({ minLength: 1, m
 export const FixBody = Type.Object({ fix_type: FixTypeSchema }, { additionalProperties: false })
 
 export const Check = Type.Object({
-  name: Type.String({ description: 'what was checked: name, namespace, image, resources, selector, target-port, ports, backend, scale-target, metrics, usage, manifest, deployment; live: cluster, crd, exists, ready, selector-pods, endpoints, ports, events' }),
+  name: Type.String({ description: 'what was checked: name, namespace, image, resources, selector, target-port, ports, backend, scale-target, metrics, usage, manifest, deployment; live: cluster, crd, exists, ready, selector-pods, endpoints, container-ports, events' }),
   status: StringEnum(['pass', 'warning', 'error']),
   message: Type.String({ description: 'what was found, naming the field, edge or object' }),
   suggestion: Type.Optional(Type.String({ description: 'what to do about it (every warning and error has one)' })),

@@ -26,9 +26,12 @@ export interface DiagFixture extends TestApp {
 export interface SimFixture extends DiagFixture {
   sim: KubeSim
   client: KubernetesObjectApi
-  /** Applies the workflow's objects (all, or those of `only`) to the simulator and records a finished run there. */
-  deploy(id: string, options?: { only?: string[]; namespace?: string; cluster?: string }): Promise<void>
+  /** Applies the workflow's objects (all, or those of `only`; none with `recordOnly`) to the simulator and records a finished run there. */
+  deploy(id: string, options?: { only?: string[]; namespace?: string; cluster?: string; recordOnly?: boolean }): Promise<void>
 }
+
+/** The value every secret key gets when deployed: it must never appear in a reply. */
+export const SECRET_VALUE = 'S3cr3t-diag-value-7f1c'
 
 export const node = (id: string, type: string, data: Record<string, unknown>) => ({ id, type, position: { x: 0, y: 0 }, data })
 export const edge = (source: string, target: string) => ({ id: `e-${source}-${target}`, source, target })
@@ -82,13 +85,13 @@ export async function simFixture(t: Teardown): Promise<SimFixture> {
     ...base, sim, client,
     async deploy(id, options = {}) {
       const graph = await base.graphOf(id)
-      const secrets = Object.fromEntries(graph.nodes.filter((n) => n.type === 'secret').map((n) => [n.id, Object.fromEntries(((n.data?.keys as string[]) ?? []).map((k) => [k, 'value']))]))
+      const secrets = Object.fromEntries(graph.nodes.filter((n) => n.type === 'secret').map((n) => [n.id, Object.fromEntries(((n.data?.keys as string[]) ?? []).map((k) => [k, SECRET_VALUE]))]))
       const rendered = await renderWorkflow(graph, {
         workflowId: id, namespace: options.namespace, revealSecrets: true, secrets,
         plugins: (ref) => base.app.services.plugins.getForRender(ref),
       })
       const applied = rendered.objects.filter((o) => !options.only || options.only.includes(o.node_id))
-      for (const { object } of applied) await client.patch(object as KubernetesObject, undefined, undefined, MANAGED_BY, undefined, PatchStrategy.ServerSideApply)
+      if (!options.recordOnly) for (const { object } of applied) await client.patch(object as KubernetesObject, undefined, undefined, MANAGED_BY, undefined, PatchStrategy.ServerSideApply)
       const cluster = (await base.call(base.owner, 'GET', `/v1/api/clusters/${options.cluster ?? 'sim'}`)).body
       const now = new Date()
       await base.app.db.collection('workflow_runs').insertOne({

@@ -124,10 +124,10 @@ function serviceChecks(live: Loose, pods: Loose[], endpoints: Loose | null, sele
   if (pods.length > 0) {
     const declared = containerPorts(pods)
     const bad = ((live.spec?.ports ?? []) as Loose[]).map((p) => p.targetPort ?? p.port).filter((t) => (typeof t === 'number' ? !declared.some((d) => d.port === t) : !declared.some((d) => d.name === t)))
-    if (bad.length === 0) out.push(pass('ports', 'every target port is a port the selected pods declare'))
+    if (bad.length === 0) out.push(pass('container-ports', 'every target port is a port the selected pods declare'))
     else {
       const have = [...new Set(declared.map((d) => (d.name ? `${d.port} (${d.name})` : String(d.port))))]
-      out.push(problem('ports', 'error', `target port ${bad.join(', ')} is not a port the selected pods declare (${have.length ? have.join(', ') : 'they declare none'})`, 'target the port the container listens on', 'target-port'))
+      out.push(problem('container-ports', 'error', `target port ${bad.join(', ')} is not a port the selected pods declare (${have.length ? have.join(', ') : 'they declare none'})`, 'target the port the container listens on', 'target-port'))
     }
   }
   return out
