@@ -212,6 +212,23 @@ t.test('concurrent syncs of one cluster share one listing', async (t) => {
   t.equal(sim.requestCount() - start, one, `the second request joined the first (${one} requests, not ${2 * one})`)
 })
 
+t.test('a client that disconnects mid-sync does not stop it', async (t) => {
+  await create('/api/v1/namespaces/store/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'late', ...labelled(wf.id, 'node-late') } })
+  const address = await app.listen({ port: 0, host: '127.0.0.1' })
+  sim.faults.setLatency(150)
+  t.teardown(() => sim.faults.reset())
+  const changed = app.bus.next('resources.changed', (p) => p.owner_id === alice.user.id)
+  const before = sim.requestCount()
+  const abort = new AbortController()
+  const request = fetch(`${address}/v1/api/resources/sync`, { method: 'POST', headers: { ...alice.headers, 'content-type': 'application/json' }, body: JSON.stringify({ cluster: 'live' }), signal: abort.signal })
+  await waitFor('the sync reading the cluster', () => sim.requestCount() > before)
+  abort.abort()
+  await t.rejects(request, 'the client gave up')
+  await changed
+  sim.faults.reset()
+  t.match((await list(alice, 'cluster=live&search=late')).body.resources, [{ name: 'late', status: 'running', node_id: 'node-late' }], 'the sync finished and recorded it')
+})
+
 t.test('pods of a workload through its selector; kinds without pods say so', async (t) => {
   const front = (await list(alice, 'cluster=live&kind=Deployment')).body.resources[0]
   const res = await call(alice, 'GET', `/v1/api/resources/${front.id}/pods`)
