@@ -117,10 +117,10 @@ export async function writeParent(ctx: ApplySetContext, namespace: string, group
   await ctx.client.api.patch(asSpec(parentObject(ctx.workflowId, namespace, groupKinds)), undefined, undefined, ctx.fieldManager, true, PatchStrategy.ServerSideApply)
 }
 
-interface Member { object: KubeObject; apiVersion: string; rank: number }
+export interface Member { object: KubeObject; apiVersion: string; rank: number }
 
 /** Every live member of these group-kinds that is ours. */
-async function listMembers(ctx: ApplySetContext, groupKinds: Iterable<string>, namespace: string): Promise<Member[]> {
+export async function listMembers(ctx: ApplySetContext, groupKinds: Iterable<string>, namespace: string): Promise<Member[]> {
   const selector = `${APPLYSET_PART_OF_LABEL}=${applySetId(ctx.workflowId, namespace)},${MANAGED_BY_LABEL}=${MANAGED_BY}`
   const lists = await Promise.all([...new Set(groupKinds)].map(async (gk) => {
     const { kind, group } = splitGroupKind(gk)
@@ -186,6 +186,8 @@ export interface PruneInput {
   parents: Map<string, KubeObject | null>
   /** Earlier namespaces of this workflow; those without members now lose their set entirely. */
   knownNamespaces: string[]
+  /** Members listed before applying (old and new kinds), per namespace of this run: not listed again. */
+  listed?: Map<string, Member[]>
 }
 
 /**
@@ -204,7 +206,8 @@ export async function pruneApplySets(ctx: ApplySetContext, input: PruneInput): P
       const now = input.groupKinds.get(namespace) ?? new Set<string>()
       // What the run recorded before applying: the old kinds and this run's.
       const recorded = new Set([...recordedGroupKinds(parent), ...now])
-      const stale = (await listMembers(ctx, recorded, namespace)).filter((m) => !keep.has(memberKey(m.apiVersion, m.object.kind, namespace, m.object.metadata.name)))
+      const members = input.listed?.get(namespace) ?? await listMembers(ctx, recorded, namespace)
+      const stale = members.filter((m) => !keep.has(memberKey(m.apiVersion, m.object.kind, namespace, m.object.metadata.name)))
       const pruned = await deleteMembers(ctx, stale, used ? 'no longer in the workflow' : 'the workflow no longer uses this namespace')
       out.push(...pruned)
       if (pruned.some((p) => p.action === 'failed')) continue

@@ -6,7 +6,7 @@ import { MANAGED_BY } from '../manifests/metadata.ts'
 import { builtInRank } from '../manifests/order.ts'
 import type { KubeObject, RenderedObject } from '../manifests/types.ts'
 import { ApiDiscovery, groupOf, versionOf, type ServedResource } from './api-discovery.ts'
-import { asMember, groupKind, memberKey, pruneApplySets, readParent, recordedGroupKinds, removeApplySets, writeParent, type ApplySetContext } from './applyset.ts'
+import { asMember, groupKind, listMembers, memberKey, pruneApplySets, readParent, recordedGroupKinds, removeApplySets, writeParent, type ApplySetContext, type Member } from './applyset.ts'
 import { k8s } from './client.ts'
 import { apiFailure, apiMessage, asSpec, isNotFound, objectClient, plain, unreachable, type ApiFailure, type ObjectClient } from './deploy-client.ts'
 import { limiter, type AppliedObject, type DeployOptions, type DeployResult, type PrunedObject, type Schedule } from './deploy-types.ts'
@@ -155,22 +155,33 @@ export async function deploy(kc: KubeConfig, objects: RenderedObject[], opts: De
     const blocked = new Map<string, { action: 'failed' | 'skipped'; message: string }>()
     const dryNewNamespaces = new Set<string>()
     const parents = new Map<string, KubeObject | null>()
-    let parentsWritten = false
+    // Live members found by listing the set (one request per kind instead of one GET per object).
+    const listed = new Map<string, Member[]>()
+    const listedLive = new Map<string, KubeObject>()
+    let setsPrepared = false
 
-    // The parent records the union of old and new group-kinds before any member is written, so a run that
-    // stops half-way still leaves every member findable by the next prune.
-    const writeParents = async () => {
-      parentsWritten = true
-      if (dryRun || !ctx) return
+    // Before any member is written: read each namespace's set (its parent, and its members by one list per
+    // kind), then record the union of old and new kinds, so a run that stops half-way still leaves every
+    // member findable by the next prune.
+    const prepareSets = async () => {
+      setsPrepared = true
+      if (!ctx) return
       await Promise.all([...groupKinds].map(async ([ns, kinds]) => {
-        if (fatal || blocked.has(ns)) return
+        if (fatal || blocked.has(ns) || dryNewNamespaces.has(ns)) return
         try {
           const parent = await schedule(() => readParent(ctx, ns))
-          const union = new Set([...recordedGroupKinds(parent), ...kinds])
-          if (!parent || union.size !== recordedGroupKinds(parent).length) await schedule(() => writeParent(ctx, ns, union))
           parents.set(ns, parent)
+          const recorded = recordedGroupKinds(parent)
+          const union = new Set([...recorded, ...kinds])
+          if (parent) {
+            const members = await listMembers(ctx, union, ns)
+            listed.set(ns, members)
+            for (const m of members) listedLive.set(memberKey(m.apiVersion, m.object.kind, ns, m.object.metadata.name), m.object)
+          }
+          if (!dryRun && (!parent || union.size !== recorded.length)) await schedule(() => writeParent(ctx, ns, union))
         } catch (err) {
           const why = noteFatal(err) ?? describeFailure(err)
+          if (dryRun) return // nothing is written in a dry run: each object is simply read on its own
           blocked.set(ns, { action: 'failed', message: `not applied: the ApplySet record (used to prune later) could not be written in namespace ${ns}: ${why}` })
         }
       }))
@@ -196,11 +207,15 @@ export async function deploy(kc: KubeConfig, objects: RenderedObject[], opts: De
       }
       try {
         const ref = { apiVersion: object.apiVersion, kind: object.kind, metadata: { name: object.metadata.name, ...(plan.namespace && { namespace: plan.namespace }) } }
-        let live: KubeObject | undefined
-        try {
-          live = plain(await client!.api.read(asSpec(ref)))
-        } catch (err) {
-          if (!isNotFound(err)) throw err
+        const found = plan.member && plan.namespace ? listedLive.get(memberKey(object.apiVersion, object.kind, plan.namespace, object.metadata.name)) : undefined
+        // Listed in the group's preferred version: another version's shape would not compare, so read it.
+        let live = found?.apiVersion === object.apiVersion ? found : undefined
+        if (!live) {
+          try {
+            live = plain(await client!.api.read(asSpec(ref)))
+          } catch (err) {
+            if (!isNotFound(err)) throw err
+          }
         }
         const applied = plain(await client!.api.patch(asSpec(body), undefined, dryRun ? 'All' : undefined, FIELD_MANAGER, opts.force ? true : undefined, PatchStrategy.ServerSideApply))
         const result: AppliedObject = { ...r, labels: applied.metadata.labels ?? {}, live: applied }
@@ -224,7 +239,7 @@ export async function deploy(kc: KubeConfig, objects: RenderedObject[], opts: De
     }
 
     for (const batch of batches(objects)) {
-      if (!parentsWritten && batch.some((i) => plans[i].member)) await writeParents()
+      if (!setsPrepared && batch.some((i) => plans[i].member)) await prepareSets()
       await Promise.all(batch.map((i) => (fatal ? applyOne(i) : schedule(() => applyOne(i)))))
       for (const i of batch) {
         const r = results[i]
@@ -237,7 +252,7 @@ export async function deploy(kc: KubeConfig, objects: RenderedObject[], opts: De
     let pruned: PrunedObject[] = []
     const succeeded = results.every((r) => r.action === 'created' || r.action === 'configured' || r.action === 'unchanged')
     if (!dryRun && opts.prune !== false && !fatal && succeeded && ctx) {
-      pruned = await pruneApplySets(ctx, { current, groupKinds, parents, knownNamespaces: opts.knownNamespaces ?? [] })
+      pruned = await pruneApplySets(ctx, { current, groupKinds, parents, listed, knownNamespaces: opts.knownNamespaces ?? [] })
       pruned = pruned.map((p) => ({ ...p, message: oneLine(redact(p.message)) }))
     } else if (!dryRun && opts.prune !== false && !fatal && !succeeded) {
       log('prune skipped: not every object was applied')
