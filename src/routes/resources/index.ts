@@ -34,7 +34,7 @@ export default async function resourceRoutes(app: App) {
   }, async (req) => service.sync(req.user.id, req.body.cluster))
 
   app.get('/v1/api/resources/:id', {
-    schema: { tags, operationId: 'getResource', summary: 'one tracked resource', params: ResourceParams, response: { 200: ResourceRef, ...errorResponses(401, 404) } },
+    schema: { tags, operationId: 'getResource', summary: 'one tracked resource', params: ResourceParams, response: { 200: ResourceRef, ...errorResponses(400, 401, 404) } },
   }, async (req) => service.get(req.user.id, req.params.id))
 
   app.patch('/v1/api/resources/:id', {
@@ -48,7 +48,7 @@ export default async function resourceRoutes(app: App) {
     schema: {
       tags, operationId: 'listResourcePods', summary: 'the pods of a workload (Deployment, StatefulSet, DaemonSet, ReplicaSet, Job), of a Service through its selector, or the Pod itself',
       description: '404 with an `{error}` saying so when the kind has no pods (ConfigMap, Ingress, ...) or the object is no longer in the cluster. Needs viewer access on the cluster.',
-      params: ResourceParams, response: { 200: PodList, ...errorResponses(401, 404, 502), ...unreadable },
+      params: ResourceParams, response: { 200: PodList, ...errorResponses(400, 401, 404, 502), ...unreadable },
     },
   }, async (req) => service.pods(req.user.id, req.params.id))
 }
