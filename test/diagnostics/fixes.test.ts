@@ -1,7 +1,7 @@
 // Each fix type: the template proposes a graph edit, applying it saves exactly that edit (and nothing is
 // sent to the cluster), the preview is what the saved graph now renders, the check that named the fix
 // passes afterwards, and the same fix no longer applies (409).
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { parseAllDocuments } from 'yaml'
 import { waitFor } from '../kube-sim/test-helpers.ts'
 import { edge, node, only, simFixture } from './fixture.ts'
@@ -12,7 +12,7 @@ const requests = { requests: { cpu: '100m', memory: '64Mi' } }
 type Change = { node_id: string; path: string; old: unknown; new: unknown }
 
 /** Template, then apply; checks the round trip and returns the graph before and after. */
-async function roundTrip(t: Tap.Test, id: string, nodeId: string, type: string, expected: Change[], options: { reads?: boolean } = {}) {
+async function roundTrip(t: Test, id: string, nodeId: string, type: string, expected: Change[], options: { reads?: boolean } = {}) {
   const before = await f.graphOf(id)
   const tmpl = await f.call(f.owner, 'GET', `/v1/api/workflows/${id}/nodes/${nodeId}/fix-template/${type}`)
   t.equal(tmpl.status, 200, `${type} template`)
