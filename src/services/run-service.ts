@@ -123,7 +123,11 @@ export class RunService {
     }
     this.deps.bus.emit('run.started', { owner_id: ownerId, workflow_id: workflowId, run_id: runId })
     const plan: Plan = { ownerId, workflow, runId, version, cluster, kc, objects, plugins, redact, request, startedAt }
-    const done = this.execute(plan)
+    const done = this.execute(plan).catch((err: unknown) => {
+      // Recording the outcome failed (the database went away, e.g. at shutdown): the next start recovers it.
+      this.deps.log.error({ run_id: runId, err: { message: redact(String((err as Error)?.message ?? err)) } }, 'the run\'s outcome could not be recorded')
+      return { ...run, status: 'failed' as const, error: 'the run\'s outcome could not be recorded' }
+    })
     this.inFlight.set(runId, { ownerId, workflowId, dryRun, done })
     void done.finally(() => this.inFlight.delete(runId))
     return { run, done }
@@ -162,7 +166,7 @@ export class RunService {
     return result.objects
   }
 
-  /** The background part: apply, wait for workloads, record. Never rejects: any failure is the run's. */
+  /** The background part: apply, wait for workloads, record. A failure of the apply is the run's; only recording can reject. */
   private async execute(plan: Plan): Promise<Run> {
     const { ownerId, workflow, runId, cluster, kc, redact, request } = plan
     const dryRun = request.dry_run === true
