@@ -154,6 +154,8 @@ export async function deploy(kc: KubeConfig, objects: RenderedObject[], opts: De
     // Namespace → why its objects are not applied (its Namespace object or its ApplySet record failed).
     const blocked = new Map<string, { action: 'failed' | 'skipped'; message: string }>()
     const dryNewNamespaces = new Set<string>()
+    // Namespaces this run created: nothing can exist in them yet, so nothing in them is read first.
+    const freshNamespaces = new Set<string>()
     const parents = new Map<string, KubeObject | null>()
     // Live members found by listing the set (one request per kind instead of one GET per object).
     const listed = new Map<string, Member[]>()
@@ -169,7 +171,7 @@ export async function deploy(kc: KubeConfig, objects: RenderedObject[], opts: De
       await Promise.all([...groupKinds].map(async ([ns, kinds]) => {
         if (fatal || blocked.has(ns) || dryNewNamespaces.has(ns)) return
         try {
-          const parent = await schedule(() => readParent(ctx, ns))
+          const parent = freshNamespaces.has(ns) ? null : await schedule(() => readParent(ctx, ns))
           parents.set(ns, parent)
           const recorded = recordedGroupKinds(parent)
           const union = new Set([...recorded, ...kinds])
@@ -210,7 +212,7 @@ export async function deploy(kc: KubeConfig, objects: RenderedObject[], opts: De
         const found = plan.member && plan.namespace ? listedLive.get(memberKey(object.apiVersion, object.kind, plan.namespace, object.metadata.name)) : undefined
         // Listed in the group's preferred version: another version's shape would not compare, so read it.
         let live = found?.apiVersion === object.apiVersion ? found : undefined
-        if (!live) {
+        if (!live && !(plan.namespace && freshNamespaces.has(plan.namespace))) {
           try {
             live = plain(await client!.api.read(asSpec(ref)))
           } catch (err) {
@@ -227,6 +229,7 @@ export async function deploy(kc: KubeConfig, objects: RenderedObject[], opts: De
           const message = action === 'created' ? 'dry run: would be created' : action === 'unchanged' ? 'dry run: no change' : `dry run: would be configured (${counts})`
           return finish(i, { ...result, action, message, diff, uid: (live?.metadata.uid as string | undefined) ?? null, resource_version: (live?.metadata.resourceVersion as string | undefined) ?? null })
         }
+        if (!live && object.kind === 'Namespace' && !plan.namespace) freshNamespaces.add(object.metadata.name)
         const version = (applied.metadata.resourceVersion as string | undefined) ?? null
         // A controller writing status between our read and our apply moves resourceVersion too: compare content.
         const action = !live ? 'created' : live.metadata.resourceVersion === version || sameObject(live, applied) ? 'unchanged' : 'configured'
