@@ -198,3 +198,24 @@ t.test('a cluster that stops answering mid-run: the rest fail with the run error
 t.test('the simulator still answers plainly (the faults above were consumed)', async (t) => {
   t.equal((await raw(sim, 'GET', '/api/v1/namespaces/default')).status, 200)
 })
+
+t.test('an object that already exists (made by someone else, in an existing namespace) is configured, not created', async (t) => {
+  await client.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'preexisting', namespace: 'default' }, data: { OTHER: 'x' } } as KubernetesObject)
+  const object: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'preexisting', namespace: 'default' }, data: { MINE: 'y' } }
+  const r = await deploy(kc, [{ node_id: 'cm', object }], { workflowId: 'wf-pre' })
+  t.equal(r.objects[0].action, 'configured')
+  const absent: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'brand-new', namespace: 'default' }, data: { MINE: 'y' } }
+  const again = await deploy(kc, [{ node_id: 'cm', object }, { node_id: 'new', object: absent }], { workflowId: 'wf-pre' })
+  t.same(again.objects.map((o) => o.action), ['unchanged', 'created'], 'an unchanged existing object and a new one side by side')
+})
+
+t.test('failure messages go through redact', async (t) => {
+  const ns = 'apply-redact'
+  sim.faults.failNext(1, 422, { pathPrefix: `/api/v1/namespaces/${ns}/secrets/web-secret`, method: 'PATCH', message: `Secret "web-secret" is invalid: data[TOKEN]: Invalid value: "${SECRET_VALUE}"` })
+  const lines: string[] = []
+  const r = await deploy(kc, await render(ns), { workflowId: `wf-${ns}`, redact, log: (l) => lines.push(l) })
+  const secret = byKind(r.objects).Secret
+  t.equal(secret.action, 'failed')
+  t.match(secret.message, /the cluster answered 422.*Invalid value: "\*\*\*"/)
+  t.notOk(JSON.stringify(r.objects.map(({ live: _, ...o }) => o)).includes(SECRET_VALUE) || lines.join('\n').includes(SECRET_VALUE))
+})
