@@ -146,6 +146,13 @@ t.test('image-tag-latest pins the digest the running pods report, and writes not
     return c.fix_type === 'image-tag-latest' && c
   })
   t.match(image, { status: 'warning', suggestion: /pin it to the digest the running pods use \(nginx@sha256:[0-9a-f]{64}\)/ })
+  const graph = await f.graphOf(id)
+  const changed = { ...graph, nodes: graph.nodes.map((n) => ({ ...n, data: { ...n.data, image: 'busybox' } })) }
+  t.equal((await f.call(f.owner, 'POST', `/v1/api/workflows/${id}/save`, changed)).status, 200)
+  const other = await f.call(f.owner, 'GET', `/v1/api/workflows/${id}/nodes/web/fix-template/image-tag-latest`)
+  t.equal(other.status, 409, 'the running pods\' digest is not a digest of the image the node names now')
+  t.notOk(only(await f.diagnose(id, 'web'), 'image').fix_type)
+  t.equal((await f.call(f.owner, 'POST', `/v1/api/workflows/${id}/save`, graph)).status, 200)
   const live = await f.client.read({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'pinme', namespace: 'pin' } }) as { metadata: { generation: number; resourceVersion: string }; spec: { template: { spec: { containers: Array<{ image: string }> } } } }
   const digest = /@(sha256:[0-9a-f]{64})/.exec(image.suggestion!)![1]
   const { after } = await roundTrip(t, id, 'web', 'image-tag-latest', [{ node_id: 'web', path: 'data.image', old: 'nginx', new: `nginx@${digest}` }], { reads: true })

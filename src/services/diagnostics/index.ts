@@ -14,7 +14,7 @@ import type { WorkflowService } from '../workflow-service.ts'
 import type { GraphEdge, GraphNode } from '../workflow-graph.ts'
 import { applyChanges, assess, type FixPlan, type LiveFacts } from './fixes.ts'
 import { GraphView, kindOf } from './graph-view.ts'
-import { liveChecks, unreachable } from './live-checks.ts'
+import { liveChecks, runningImageDigest, unreachable, type LiveTarget } from './live-checks.ts'
 import { staticChecks } from './static-checks.ts'
 import { overallStatus, pass, type Check, type FixType, type GraphChange, type NodeDiagnostics } from './types.ts'
 
@@ -56,25 +56,35 @@ export class DiagnosticsService {
     return renderWorkflow(graph, { workflowId, namespace, plugins: plugin, revealSecrets: false })
   }
 
-  /** Live checks of the node where the workflow was last deployed; null when it never was. */
-  private async live(ownerId: string, loaded: Loaded, render: RenderResult): Promise<Live | null> {
+  /**
+   * Where the node's objects are, as the last run deployed them (its cluster, with viewer access, and its
+   * namespace); null when the workflow was never deployed, a reason when the cluster cannot be used.
+   */
+  private async target(ownerId: string, loaded: Loaded, render: RenderResult): Promise<LiveTarget | { cluster: string; why: string } | null> {
     const last = await this.deps.runs.lastDeployment(ownerId, loaded.wf.id)
     if (!last) return null
-    const facts: LiveFacts = { imageDigest: null }
     let kc
     try {
       kc = (await this.deps.clusters.kubeConfigFor(ownerId, last.cluster_id || last.cluster, 'viewer')).kc
     } catch (err) {
       const why = err instanceof NotFound ? 'it is no longer available to you'
         : err instanceof AppError ? err.message : describeClusterError(err)
-      return { checks: [unreachable(last.cluster, why)], facts }
+      return { cluster: last.cluster, why }
     }
     const deployed = last.namespace ? await loaded.render(last.namespace) : render
     const objects = deployed.objects.filter((o) => o.node_id === loaded.node.id && o.object.kind !== 'Namespace').map((o) => o.object)
-    if (objects.length === 0) return { checks: [], facts }
-    const report = await liveChecks({ kc, cluster: last.cluster, nodeId: loaded.node.id, nodeType: loaded.node.type, objects, timeoutMs: this.deps.timeoutMs })
-    facts.imageDigest = report.imageDigest
-    return { checks: report.checks, facts }
+    return { kc, cluster: last.cluster, nodeId: loaded.node.id, nodeType: loaded.node.type, objects, timeoutMs: this.deps.timeoutMs }
+  }
+
+  /** Live checks of the node where the workflow was last deployed; null when it never was. */
+  private async live(ownerId: string, loaded: Loaded, render: RenderResult): Promise<Live | null> {
+    const target = await this.target(ownerId, loaded, render)
+    if (!target) return null
+    if (!('kc' in target)) return { checks: [unreachable(target.cluster, target.why)], facts: { imageDigest: null } }
+    // A node in error renders nothing: there is nothing of it to look for (its static checks say why).
+    if (target.objects.length === 0) return { checks: [], facts: { imageDigest: null } }
+    const report = await liveChecks(target)
+    return { checks: report.checks, facts: { imageDigest: report.imageDigest } }
   }
 
   async diagnose(ownerId: string, workflowId: string, nodeId: string): Promise<NodeDiagnostics> {
@@ -96,7 +106,11 @@ export class DiagnosticsService {
 
   private async plan(ownerId: string, loaded: Loaded, type: FixType): Promise<FixPlan> {
     // Only pinning an image needs the cluster: the digest its pods report, read beforehand.
-    const facts = type === 'image-tag-latest' ? (await this.live(ownerId, loaded, await loaded.render()))?.facts ?? null : null
+    let facts: LiveFacts | null = null
+    if (type === 'image-tag-latest') {
+      const target = await this.target(ownerId, loaded, await loaded.render())
+      facts = { imageDigest: target && 'kc' in target ? await runningImageDigest(target) : null }
+    }
     const { plan } = assess(type, loaded.g, loaded.node, facts)
     if (typeof plan === 'string') throw new Conflict(`fix ${type} does not apply to node ${JSON.stringify(loaded.node.id)}: ${plan}`)
     return plan

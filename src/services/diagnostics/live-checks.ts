@@ -133,8 +133,17 @@ function serviceChecks(live: Loose, pods: Loose[], endpoints: Loose | null, sele
   return out
 }
 
-/** The digest a pod reports for the node's container, when it runs exactly the image the node names. */
-function digestOf(pods: Loose[], container: string, image: string): string | null {
+/**
+ * The digest the pods report for the node's container, when they run exactly the image the node names now
+ * (`object` is rendered from the current graph: an image changed since the run has no digest yet).
+ */
+function digestFor(object: KubeObject, pods: Loose[]): string | null {
+  const spec = object.spec as Loose | undefined
+  const own = ((spec?.template?.spec?.containers ?? spec?.jobTemplate?.spec?.template?.spec?.containers ?? spec?.containers ?? []) as Loose[])
+    .find((c) => c.name === object.metadata.name)
+  if (!own) return null
+  const container = own.name as string
+  const image = own.image as string
   for (const p of pods) {
     for (const cs of (p.status?.containerStatuses ?? []) as Loose[]) {
       if (cs.name !== container || cs.image !== image) continue
@@ -169,9 +178,7 @@ async function objectChecks(reader: Reader, t: LiveTarget, object: KubeObject, n
   if (live.kind === 'Service' && live.spec?.type !== 'ExternalName' && selector) {
     out.push(...serviceChecks(live, pods, await reader.endpoints(namespace, object.metadata.name), selector))
   }
-  const containers = (live.spec?.template?.spec?.containers ?? live.spec?.containers ?? []) as Loose[]
-  const own = containers.find((c) => c.name === (object.metadata.name))
-  if (own && facts.imageDigest === null) facts.imageDigest = digestOf(pods, own.name, own.image)
+  if (facts.imageDigest === null) facts.imageDigest = digestFor(object, pods)
   const subjects = [object, ...(live.kind === 'Pod' ? [] : pods.slice(0, POD_EVENT_LIMIT).map((p) => ({ kind: 'Pod', metadata: { name: p.metadata.name } })))]
   const events = (await Promise.all(subjects.map((s) => reader.events(namespace, s.metadata.name))))
     .flat().filter((e) => subjects.some((s) => s.kind === e.involvedObject?.kind && s.metadata.name === e.involvedObject?.name))
@@ -189,6 +196,25 @@ export async function liveChecks(t: LiveTarget, now = Date.now()): Promise<LiveR
     return { checks, imageDigest: facts.imageDigest }
   } catch (err) {
     return { checks: [unreachable(t.cluster, describeClusterError(err))], imageDigest: null }
+  }
+}
+
+/** Only what pinning an image needs: the digest the node's running pods report (a read of the object and its pods). */
+export async function runningImageDigest(t: LiveTarget): Promise<string | null> {
+  try {
+    const reader = await Reader.open(t.kc, t.timeoutMs)
+    for (const object of t.objects) {
+      const live = await reader.read(object)
+      if (!live) continue
+      const selector = podsSelectorOf(live)
+      const pods = live.kind === 'Pod' ? [live] : selector ? await reader.pods(object.metadata.namespace ?? 'default', selector) : []
+      const digest = digestFor(object, pods)
+      if (digest) return digest
+    }
+    return null
+  } catch {
+    // An unreadable cluster tells nothing about the image: the fix then does not apply, and says why.
+    return null
   }
 }
 
