@@ -186,8 +186,8 @@ export class RunService {
         missingApiMessage: (object, nodeId) => missingApiMessage(object, plan.plugins.get(nodeId)),
         onObject: (applied) => {
           const node = toNodeResult(applied, redact)
+          // The engine logs each object itself; this records it for a crash to keep and the bus to carry.
           progress.set(`${applied.node_id}/${applied.kind}/${applied.namespace}/${applied.name}`, node)
-          log.add(`${node.kind} ${node.namespace ? `${node.namespace}/` : ''}${node.name}: ${node.action}${node.message ? ` (${node.message})` : ''}`)
           this.deps.bus.emit('run.object', { owner_id: ownerId, workflow_id: workflow.id, run_id: runId, result: withoutLive(applied, redact) })
           saver.touch()
         },
@@ -200,7 +200,6 @@ export class RunService {
       if (!dryRun && !result.error) {
         tracked = await this.awaitWorkloads(kc, result.objects, nodes, log)
       }
-      for (const p of result.pruned) log.add(`pruned ${p.kind} ${p.namespace ? `${p.namespace}/` : ''}${p.name}: ${p.action}${p.message ? ` (${redact(p.message)})` : ''}`)
     } catch (err) {
       error = redact(`the run stopped: ${describe(err)}`)
       log.add(error)
