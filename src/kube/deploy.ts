@@ -236,8 +236,9 @@ export async function deploy(kc: KubeConfig, objects: RenderedObject[], opts: De
         const message = action === 'created' ? 'created' : action === 'unchanged' ? 'unchanged: the cluster already matches' : 'configured'
         return finish(i, { ...result, action, message, uid: (applied.metadata.uid as string | undefined) ?? null, resource_version: version })
       } catch (err) {
+        // In flight when the cluster went away (or timed out): the write may or may not have landed.
         const why = noteFatal(err)
-        return finish(i, { ...r, message: why ? `not applied: ${why}` : describeFailure(err) })
+        return finish(i, { ...r, message: why ? `no answer: ${why}` : describeFailure(err) })
       }
     }
 

@@ -219,3 +219,21 @@ t.test('failure messages go through redact', async (t) => {
   t.match(secret.message, /the cluster answered 422.*Invalid value: "\*\*\*"/)
   t.notOk(JSON.stringify(r.objects.map(({ live: _, ...o }) => o)).includes(SECRET_VALUE) || lines.join('\n').includes(SECRET_VALUE))
 })
+
+t.test('a cluster that goes away mid-run: the objects already applied keep their outcome, the rest fail with the run error', async (t) => {
+  const ns = 'apply-gone'
+  let stopping: Promise<void> | undefined
+  t.teardown(() => sim.faults.restart())
+  const started = Date.now()
+  const r = await deploy(kc, await render(ns), {
+    workflowId: `wf-${ns}`, requestTimeoutMs: 2000,
+    onObject: (o) => { if (o.kind === 'Namespace') stopping = sim.faults.stop() },
+  })
+  await stopping
+  t.ok(Date.now() - started < 3000, `gave up in ${Date.now() - started} ms`)
+  t.equal(r.objects[0].action, 'created', 'the namespace was applied before the cluster went away')
+  t.same(r.objects.slice(1).map((o) => o.action), ['failed', 'failed', 'failed', 'failed'])
+  t.match(r.error, /cannot reach the cluster/)
+  t.ok(r.objects.slice(1).every((o) => o.message.includes(r.error!)), 'each failure carries the run error')
+  t.same(r.pruned, [])
+})
