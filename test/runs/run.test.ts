@@ -151,3 +151,28 @@ t.test('checks come first: nothing is recorded when one fails', async (t) => {
   t.equal((await call(owner, 'POST', runUrl, { cluster: 'missing' })).status, 404)
   t.equal((await call(owner, 'POST', runUrl, { trigger_data: { secrets: { x: { k: 1 } } } })).status, 400, 'values are strings')
 })
+
+t.test('a client that disconnects does not abort the run; the bus carries its progress', async (t) => {
+  const wid = await f.workflow(shopGraph({ namespace: 'hangup' }), 'hang up')
+  const events: string[] = []
+  const offs = [
+    f.app.bus.on('run.started', (e) => { if (e.workflow_id === wid) events.push('started') }),
+    f.app.bus.on('run.object', (e) => { if (e.workflow_id === wid) { events.push(`object:${e.result.kind}`); t.notOk('live' in e.result, 'no live object on the bus') } }),
+  ]
+  t.teardown(() => offs.forEach((off) => off()))
+  const finished = f.app.bus.next('run.finished', (e) => e.workflow_id === wid)
+  const address = await f.app.listen({ port: 0, host: '127.0.0.1' })
+  const abort = new AbortController()
+  const started = f.app.bus.next('run.started', (e) => e.workflow_id === wid)
+  const request = fetch(`${address}/v1/api/workflows/${wid}/run`, {
+    method: 'POST', signal: abort.signal, headers: { ...owner.headers, 'content-type': 'application/json' }, body: JSON.stringify({ trigger_data: TRIGGER }),
+  }).catch((err: Error) => err.name)
+  await started
+  abort.abort()
+  t.equal(await request, 'AbortError', 'the client went away')
+  const event = await finished
+  t.equal(event.status, 'completed')
+  t.equal(events[0], 'started')
+  t.same(events.filter((e) => e.startsWith('object:')).sort(), ['object:ConfigMap', 'object:Deployment', 'object:HorizontalPodAutoscaler', 'object:Ingress', 'object:Namespace', 'object:PersistentVolumeClaim', 'object:Secret', 'object:Service'])
+  t.equal((await f.kubectlJson('get', 'deployment', 'api', '-n', 'hangup')).status.readyReplicas, 2)
+})
