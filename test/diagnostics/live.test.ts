@@ -34,32 +34,34 @@ await f.deploy(id, { only: ['web', 'svc-web', 'stuck', 'svc-stuck', 'svc-picky',
 await f.client.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'foreign', namespace: ns }, data: { x: '1' } } as KubernetesObject)
 
 /** Diagnoses until `ready` holds (the simulator's controllers move in tens of milliseconds). */
-const settle = (nodeId: string, what: string, ready: (b: DiagBody) => boolean) =>
-  waitFor(what, async () => { const b = await f.diagnose(id, nodeId); return ready(b) && b })
+const settleIn = (workflowId: string, nodeId: string, ready: (b: DiagBody) => boolean) =>
+  waitFor(`${nodeId} settled`, async () => { const b = await f.diagnose(workflowId, nodeId); return ready(b) && b })
+const settle = (nodeId: string, ready: (b: DiagBody) => boolean) => settleIn(id, nodeId, ready)
 const status = (b: DiagBody, name: string) => checks(b, name).map((c) => c.status)
 
 t.test('a ready workload behind a service: every live check passes', async (t) => {
-  const web = await settle('web', 'web ready', (b) => only(b, 'ready').status === 'pass')
+  const web = await settle('web', (b) => only(b, 'ready').status === 'pass')
   t.match(only(web, 'exists'), { status: 'pass', message: 'Deployment live/web exists in cluster sim' })
   t.match(only(web, 'ready'), { message: /^Deployment live\/web is running \(1\/1 ready\)/ })
   t.match(only(web, 'events'), { status: 'pass', message: /no warning events/ })
   t.equal(web.overall_status, 'healthy')
-  const svc = await settle('svc-web', 'endpoints', (b) => only(b, 'endpoints').status === 'pass')
+  const svc = await settle('svc-web', (b) => only(b, 'endpoints').status === 'pass')
   t.same(status(svc, 'selector-pods'), ['pass'])
   t.match(only(svc, 'endpoints'), { message: '1 ready endpoint' })
   t.match(only(svc, 'container-ports'), { status: 'pass', message: 'every target port is a port the selected pods declare' })
   t.equal(svc.overall_status, 'healthy', JSON.stringify(svc.checks.filter((c) => c.status !== 'pass')))
   const secret = await f.diagnose(id, 'creds')
   t.same(status(secret, 'exists'), ['pass'])
+  t.same(checks(secret, 'ready'), [], 'a Secret works as soon as it exists: no separate readiness')
   t.notMatch(JSON.stringify(secret), SECRET_VALUE, 'no secret value in a reply')
 })
 
 t.test('an image that never becomes ready: not ready, warning events, no ready endpoints', async (t) => {
-  const stuck = await settle('stuck', 'Unhealthy events', (b) => only(b, 'events').status === 'warning')
+  const stuck = await settle('stuck', (b) => only(b, 'events').status === 'warning')
   t.not(only(stuck, 'ready').status, 'pass')
   t.match(only(stuck, 'ready'), { message: /^Deployment live\/stuck is (pending|warning|failed)/, suggestion: /readiness probe/ })
   t.match(only(stuck, 'events'), { message: /warning events? in the last hour: Unhealthy on Pod stuck-/, suggestion: /correct that in the node/ })
-  const svc = await settle('svc-stuck', 'not-ready endpoints', (b) => /not ready/.test(only(b, 'endpoints').message))
+  const svc = await settle('svc-stuck', (b) => /not ready/.test(only(b, 'endpoints').message))
   t.match(only(svc, 'endpoints'), { status: 'error', message: /^no ready endpoints: 1 selected pod is not ready/ })
   t.same(status(svc, 'selector-pods'), ['pass'], 'the selector does match the pods')
   t.equal(svc.overall_status, 'error')
@@ -70,7 +72,7 @@ t.test('a selector that matches no pods, and a target port the pods do not decla
   t.match(only(picky, 'selector-pods'), { status: 'error', message: 'the selector app=web matches no pods in namespace live', fix_type: 'selector-mismatch' })
   t.match(only(picky, 'endpoints'), { status: 'error', message: /no endpoints/ })
   t.same(checks(picky, 'container-ports'), [], 'no pods, so no ports to compare')
-  const port = await settle('svc-port', 'pods running', (b) => only(b, 'selector-pods').status === 'pass')
+  const port = await settle('svc-port', (b) => only(b, 'selector-pods').status === 'pass')
   t.match(only(port, 'container-ports'), { status: 'error', message: 'target port 9090 is not a port the selected pods declare (8080)', fix_type: 'target-port' })
   const fixed = await f.call(f.owner, 'POST', `/v1/api/workflows/${id}/nodes/svc-port/fix`, { fix_type: 'target-port' })
   t.equal(fixed.status, 200)
@@ -98,7 +100,7 @@ t.test('a plugin node whose CRD is not installed, then installed', async (t) => 
       versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
     },
   } as KubernetesObject)
-  const installed = await settle('cert', 'CRD served', (b) => only(b, 'crd').status === 'pass')
+  const installed = await settle('cert', (b) => only(b, 'crd').status === 'pass')
   t.match(only(installed, 'exists'), { status: 'warning', message: 'Certificate live/shop-cert is not in cluster sim' })
   await f.deploy(id, { only: ['cert'] })
   t.match(only(await f.diagnose(id, 'cert'), 'exists'), { status: 'pass' })
@@ -108,6 +110,19 @@ t.test('the run\'s namespace override is where the objects are looked for', asyn
   const other = await f.workflow({ nodes: [node('cfg', 'configmap', { name: 'settings', namespace: 'ignored' })], edges: [] }, 'sim')
   await f.deploy(other, { namespace: 'override' })
   t.match(only(await f.diagnose(other, 'cfg'), 'exists'), { status: 'pass', message: 'ConfigMap override/settings exists in cluster sim' })
+})
+
+t.test('after a run through POST /run, diagnostics look where that run deployed', async (t) => {
+  const ran = await f.workflow({
+    nodes: [node('api', 'deployment', { name: 'api', namespace: 'ran', image: 'nginx:1.27', port: 8080, resources: requests }), node('api-svc', 'service', { name: 'api', namespace: 'ran', port: 80 })],
+    edges: [edge('api', 'api-svc')],
+  }, 'sim')
+  const run = await f.call(f.owner, 'POST', `/v1/api/workflows/${ran}/run`, { namespace: 'ran-override' })
+  t.ok([200, 202].includes(run.status), `run accepted (${run.status})`)
+  await waitFor('the run finished', async () => (await f.call(f.owner, 'GET', `/v1/api/workflows/${ran}/runs`)).body.runs[0]?.status === 'completed')
+  const svc = await settleIn(ran, 'api-svc', (b) => only(b, 'endpoints').status === 'pass')
+  t.match(only(svc, 'exists'), { status: 'pass', message: 'Service ran-override/api exists in cluster sim' })
+  t.equal(svc.overall_status, 'healthy', JSON.stringify(svc.checks.filter((c) => c.status !== 'pass')))
 })
 
 t.test('a cluster that cannot be read: one warning in place of the live checks, still 200', async (t) => {

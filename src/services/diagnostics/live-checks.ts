@@ -35,6 +35,9 @@ export const RECENT_EVENTS_MS = 60 * 60 * 1000
 /** Pods whose events are read, per object. */
 const POD_EVENT_LIMIT = 5
 
+/** Kinds that work as soon as they exist: `exists` says all there is (a service's readiness is its endpoints). */
+const PRESENT_IS_READY = new Set(['ConfigMap', 'Secret', 'ServiceAccount', 'NetworkPolicy'])
+
 const notFound = (err: unknown) => err instanceof Error && (err as { code?: unknown }).code === 404
 
 const STATUS_CHECK: Record<ResourceStatus, Check['status']> = {
@@ -174,7 +177,7 @@ async function objectChecks(reader: Reader, t: LiveTarget, object: KubeObject, n
   const namespace = object.metadata.namespace ?? 'default'
   const selector = podsSelectorOf(live)
   const pods = live.kind === 'Pod' ? [live] : selector ? await reader.pods(namespace, selector) : []
-  if (live.kind !== 'Service') out.push(readiness(live, pods))
+  if (!PRESENT_IS_READY.has(live.kind) && (live.kind !== 'Service' || live.spec?.type === 'LoadBalancer')) out.push(readiness(live, pods))
   if (live.kind === 'Service' && live.spec?.type !== 'ExternalName' && selector) {
     out.push(...serviceChecks(live, pods, await reader.endpoints(namespace, object.metadata.name), selector))
   }
