@@ -2,7 +2,7 @@
 // mode the issue names (conflict, missing CRD, one object's 500, a failed namespace, an unreachable cluster).
 import t from 'tap'
 import { KubeConfig, KubernetesObjectApi, PatchStrategy, type KubernetesObject } from '@kubernetes/client-node'
-import { deploy, FIELD_MANAGER, type AppliedObject, type DeployOptions } from '../../src/kube/deploy.ts'
+import { deploy, FIELD_MANAGER, limiter, type AppliedObject, type DeployOptions } from '../../src/kube/deploy.ts'
 import { renderWorkflow } from '../../src/manifests/index.ts'
 import type { KubeObject, ManifestNode, RenderedObject } from '../../src/manifests/types.ts'
 import { startTestCluster } from '../helpers/kube.ts'
@@ -236,4 +236,22 @@ t.test('a cluster that goes away mid-run: the objects already applied keep their
   t.match(r.error, /cannot reach the cluster/)
   t.ok(r.objects.slice(1).every((o) => o.message.includes(r.error!)), 'each failure carries the run error')
   t.same(r.pruned, [])
+})
+
+t.test('every request-making step goes through opts.schedule, within its bound', async (t) => {
+  const ns = 'apply-schedule'
+  const bound = limiter(2)
+  let active = 0
+  let peak = 0
+  let calls = 0
+  const schedule = <T>(task: () => Promise<T>): Promise<T> => bound(async () => {
+    calls++
+    peak = Math.max(peak, ++active)
+    try { return await task() } finally { active-- }
+  })
+  const r = await deploy(kc, await render(ns), { workflowId: `wf-${ns}`, schedule })
+  t.same(r.objects.map((o) => o.action), ['created', 'created', 'created', 'created', 'created'])
+  t.ok(calls >= r.objects.length, `${calls} scheduled tasks for ${r.objects.length} objects`)
+  t.ok(peak <= 2, `at most 2 at once (peak ${peak})`)
+  t.ok(peak === 2, 'and the bound is used')
 })
