@@ -249,6 +249,25 @@ t.test('pods of a workload through its selector; kinds without pods say so', asy
   t.match((await call(alice, 'GET', `/v1/api/resources/${podRecord.id}/pods`)).body, { pods: [{ name: podName }] })
 })
 
+t.test('pods of a Job through its generated selector, and of a Service through its own', async (t) => {
+  await create('/apis/batch/v1/namespaces/store/jobs', {
+    apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'migrate', ...labelled(wf.id, 'node-migrate') },
+    spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'migrate', image: 'busybox:1.36' }] } } },
+  })
+  await create('/api/v1/namespaces/store/services', {
+    apiVersion: 'v1', kind: 'Service', metadata: { name: 'front', ...labelled(wf.id, 'node-svc') }, spec: { selector: { app: 'front' }, ports: [{ port: 80 }] },
+  })
+  await waitFor('the job to complete', async () => (await raw(sim, 'GET', '/apis/batch/v1/namespaces/store/jobs/migrate')).json?.status?.succeeded === 1)
+  t.match((await sync(alice, 'live')).body, { created: 2 })
+  const job = (await list(alice, 'cluster=live&kind=Job')).body.resources[0]
+  t.match(job, { name: 'migrate', status: 'completed', ready: '1/1' })
+  t.match((await call(alice, 'GET', `/v1/api/resources/${job.id}/pods`)).body, { pods: [{ name: /^migrate-/, phase: 'Succeeded', containers: [{ name: 'migrate', state: 'terminated', reason: 'Completed' }] }] })
+  const svc = (await list(alice, 'cluster=live&kind=Service')).body.resources[0]
+  t.match(svc, { status: 'running', counters: { type: 'ClusterIP', clusterIP: /\d+\.\d+\.\d+\.\d+/ } })
+  const pods = (await call(alice, 'GET', `/v1/api/resources/${svc.id}/pods`)).body.pods
+  t.same(pods.map((p: { name: string }) => p.name.replace(/-[^-]+-[^-]+$/, '')), ['front'], 'the Deployment front\'s pod, not the Job\'s')
+})
+
 t.test('a workload whose pods crash-loop syncs as failed, naming the pod and reason', async (t) => {
   await create('/apis/apps/v1/namespaces/store/deployments', {
     apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'crashy', ...labelled(wf.id, 'node-crashy') },
