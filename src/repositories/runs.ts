@@ -31,11 +31,17 @@ export interface RunDoc {
   nodes: RunNodeResult[]
   logs: string[]
   error: string | null
+  /**
+   * Objects that reached the cluster (created, configured or unchanged by the apply), counted at the end.
+   * A workload that then never became ready fails its node, yet it is deployed: lastDeployment needs this.
+   * Internal, never shown.
+   */
+  applied_count?: number
 }
 
-export interface Run extends Omit<RunDoc, '_id' | 'owner_id' | 'started_at' | 'finished_at'> { id: string; started_at: string; finished_at: string | null }
+export interface Run extends Omit<RunDoc, '_id' | 'owner_id' | 'started_at' | 'finished_at' | 'applied_count'> { id: string; started_at: string; finished_at: string | null }
 
-export const toRun = ({ _id, owner_id: _o, started_at, finished_at, ...rest }: RunDoc): Run => ({
+export const toRun = ({ _id, owner_id: _o, started_at, finished_at, applied_count: _applied, ...rest }: RunDoc): Run => ({
   // Runs recorded before cluster_id existed name only their cluster.
   id: _id, ...rest, cluster_id: rest.cluster_id ?? '', started_at: started_at.toISOString(), finished_at: finished_at ? finished_at.toISOString() : null,
 })
@@ -50,7 +56,7 @@ indexSetups.push(async (db) => {
 
 export const newRunId = newId
 
-export type RunOutcome = Pick<RunDoc, 'status' | 'nodes' | 'logs' | 'error'> & { finished_at: Date; duration_ms: number }
+export type RunOutcome = Pick<RunDoc, 'status' | 'nodes' | 'logs' | 'error' | 'applied_count'> & { finished_at: Date; duration_ms: number }
 
 export class RunRepository {
   private readonly c: Collection<RunDoc>
@@ -113,7 +119,7 @@ export class RunRepository {
   async lastDeployment(ownerId: string, workflowId: string): Promise<{ cluster: string; cluster_id: string; namespace: string | null; run_id: string } | null> {
     const doc = await this.c.findOne({
       owner_id: ownerId, workflow_id: workflowId, dry_run: false, status: { $in: ['completed', 'failed'] },
-      nodes: { $elemMatch: { action: { $in: ['created', 'configured', 'unchanged'] } } },
+      $or: [{ applied_count: { $gt: 0 } }, { nodes: { $elemMatch: { action: { $in: ['created', 'configured', 'unchanged'] } } } }],
     }, { sort: { started_at: -1 }, projection: { cluster: 1, cluster_id: 1, namespace: 1 } })
     return doc ? { cluster: doc.cluster, cluster_id: doc.cluster_id, namespace: doc.namespace, run_id: doc._id } : null
   }

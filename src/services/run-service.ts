@@ -214,7 +214,8 @@ export class RunService {
     const status = error ? 'failed' : 'completed'
     if (!dryRun && result) await this.track(plan, tracked, result.pruned, log)
     log.add(`${dryRun ? 'Dry run' : 'Run'} ${status}${error ? `: ${error}` : ''}`)
-    return this.finish(plan, { status, nodes, logs: log.lines(), error })
+    const applied_count = result?.objects.filter((o) => o.action === 'created' || o.action === 'configured' || o.action === 'unchanged').length ?? 0
+    return this.finish(plan, { status, nodes, logs: log.lines(), error, ...(!dryRun && { applied_count }) })
   }
 
   /** Waits for the applied workloads; a workload that never becomes ready fails its node. Returns the objects with their latest live state. */
@@ -258,7 +259,7 @@ export class RunService {
     }
   }
 
-  private async finish(plan: Plan, outcome: Pick<RunDoc, 'status' | 'nodes' | 'logs' | 'error'>): Promise<Run> {
+  private async finish(plan: Plan, outcome: Pick<RunDoc, 'status' | 'nodes' | 'logs' | 'error' | 'applied_count'>): Promise<Run> {
     const { ownerId, workflow, runId } = plan
     const dryRun = plan.request.dry_run === true
     const finishedAt = new Date()

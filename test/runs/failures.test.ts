@@ -5,6 +5,7 @@ import t from 'tap'
 import { runFixture, shopGraph, node, TRIGGER, SECRET_VALUE, ENV_VALUE } from './fixture.ts'
 import { registerUser } from '../helpers/auth.ts'
 import { freePort } from '../helpers/ports.ts'
+import { RunRepository } from '../../src/repositories/runs.ts'
 
 const f = await runFixture(t, { RUN_READY_TIMEOUT_MS: 1500 })
 const { owner, call } = f
@@ -28,6 +29,7 @@ t.test('an unreachable cluster: a failed run saying so, and the lock released', 
   t.match((await call(owner, 'GET', `/v1/api/workflows/${id}`)).body, { run_count: 1, failure_count: 1, success_count: 0 })
   t.match((await call(owner, 'GET', `/v1/api/workflows/${id}/versions/1`)).body, { run_status: 'failed' })
   t.equal((await call(owner, 'POST', `/v1/api/workflows/${id}/run`, { cluster: 'gone', trigger_data: TRIGGER })).status, 200, 'not locked')
+  t.equal(await new RunRepository(f.app.db).lastDeployment(owner.user.id, id), null, 'nothing was deployed anywhere')
 })
 
 t.test('a 500 on one object fails that node; the others still say what happened', async (t) => {
@@ -52,6 +54,15 @@ t.test('a workload that never becomes ready fails its node with the status messa
   t.match(api.message, /ready/i)
   t.equal(byNode(run, 'n-svc').action, 'created', 'the service is fine')
   t.match(run.error, /Deployment api/)
+  // Diagnostics look where it was deployed: a failed run that put objects on the cluster counts.
+  const dryRun = await call(owner, 'POST', `/v1/api/workflows/${id}/run`, { dry_run: true, trigger_data: TRIGGER })
+  t.equal(dryRun.status, 200)
+  t.same(await new RunRepository(f.app.db).lastDeployment(owner.user.id, id), { cluster: 'sim', cluster_id: run.cluster_id, namespace: null, run_id: run.id }, 'the last real deployment, not the dry run')
+  // Even when its only object failed to become ready: it is on the cluster.
+  const lone = await f.workflow({ nodes: [node('n-lone', 'deployment', { name: 'lone', image: 'acme/never-ready:2', port: 80 })], edges: [] }, 'lone')
+  const loneRun = await runOf(lone)
+  t.same(loneRun.nodes.map((n: Node) => n.action), ['failed'])
+  t.match(await new RunRepository(f.app.db).lastDeployment(owner.user.id, lone), { run_id: loneRun.id })
 })
 
 t.test('an image that cannot be pulled: the node says so', async (t) => {
