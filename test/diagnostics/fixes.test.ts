@@ -162,3 +162,20 @@ t.test('image-tag-latest pins the digest the running pods report, and writes not
   t.equal(now.metadata.generation, live.metadata.generation, 'the Deployment was not written')
   t.match(only(await f.diagnose(id, 'web'), 'image'), { status: 'pass', message: /pinned by digest/ })
 })
+
+t.test('a canvas save while a fix is prepared is not overwritten: the fix answers 409', async (t) => {
+  const id = await f.workflow({ nodes: [node('web', 'deployment', { name: 'race', namespace: 'race', image: 'nginx', resources: requests })], edges: [] }, 'sim')
+  await f.deploy(id)
+  await waitFor('a pod reporting its image digest', async () => only(await f.diagnose(id, 'web'), 'image').fix_type)
+  f.sim.faults.setLatency(300)
+  t.teardown(() => f.sim.faults.reset())
+  const count = f.sim.requestCount()
+  const fixing = f.call(f.owner, 'POST', `/v1/api/workflows/${id}/nodes/web/fix`, { fix_type: 'image-tag-latest' })
+  // The fix has loaded the graph once it reads the cluster for the digest.
+  await waitFor('the fix reading the cluster', () => f.sim.requestCount() > count)
+  const graph = await f.graphOf(id)
+  const moved = { ...graph, nodes: graph.nodes.map((n) => ({ ...n, position: { x: 40, y: 40 } })) }
+  t.equal((await f.call(f.owner, 'POST', `/v1/api/workflows/${id}/save`, moved)).status, 200)
+  t.same(await fixing, { status: 409, body: { error: 'the workflow changed while the fix was prepared; look at its diagnostics again' } })
+  t.same(await f.graphOf(id), moved, 'the save stands')
+})

@@ -134,6 +134,11 @@ export class DiagnosticsService {
   async applyFix(ownerId: string, workflowId: string, nodeId: string, type: FixType): Promise<{ workflow: Workflow; changes: GraphChange[] }> {
     const loaded = await this.load(ownerId, workflowId, nodeId)
     const plan = await this.plan(ownerId, loaded, type)
+    // Planning an image pin reads the cluster; a canvas save meanwhile must not be overwritten by the fix.
+    // (A save in the last milliseconds before ours can still be: saves carry no precondition.)
+    if ((await this.deps.workflows.get(ownerId, workflowId)).updated_at !== loaded.wf.updated_at) {
+      throw new Conflict('the workflow changed while the fix was prepared; look at its diagnostics again')
+    }
     const nodes = applyChanges(loaded.wf.nodes as GraphNode[], plan.changes)
     const workflow = await this.deps.workflows.save(ownerId, workflowId, { nodes, edges: loaded.wf.edges as GraphEdge[] })
     return { workflow, changes: plan.changes }
