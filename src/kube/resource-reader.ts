@@ -3,7 +3,8 @@
 // Secrets are listed as metadata only (PartialObjectMetadataList), so their data never leaves the cluster.
 import type { KubeConfig } from '@kubernetes/client-node'
 import { k8s } from './client.ts'
-import { clusterUpstreamError } from './upstream-errors.ts'
+import { clusterUpstreamError, describeClusterError } from './upstream-errors.ts'
+import { UpstreamError } from '../errors.ts'
 import type { KubeObject } from '../manifests/types.ts'
 
 const METADATA_ONLY = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;q=0.9'
@@ -26,12 +27,17 @@ function plain(obj: unknown): KubeObject {
   return copy
 }
 
+/** The credentials may not make this request (403): a caller may retry more narrowly (one namespace). */
+export class ReadForbidden extends UpstreamError {}
+
 /** Every failure except "not there" is the cluster answering badly or not at all (502). */
 async function guard<T>(call: () => Promise<T>, missing: T): Promise<T> {
   try {
     return await call()
   } catch (err) {
-    if (httpCode(err) === 404) return missing
+    const code = httpCode(err)
+    if (code === 404) return missing
+    if (code === 403) throw new ReadForbidden(describeClusterError(err))
     throw clusterUpstreamError(err)
   }
 }

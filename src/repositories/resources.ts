@@ -69,10 +69,10 @@ export class ResourceRepository {
 
   /**
    * Writes what a run or a sync saw on one cluster: new objects become records, known ones are updated
-   * (user fields untouched). With `missingAreDeleted` (a sync's full listing), records of the cluster that
-   * were not observed are marked deleted. One read, then one bulk write.
+   * (user fields untouched). With `missingAreDeleted` (a sync's listing), records of the cluster that were
+   * not observed, and that the listing covered (the predicate), are marked deleted. One read, then one bulk write.
    */
-  async observe(ownerId: string, clusterId: string, observed: ObservedResource[], opts: { missingAreDeleted?: boolean } = {}): Promise<ObserveCounts> {
+  async observe(ownerId: string, clusterId: string, observed: ObservedResource[], opts: { missingAreDeleted?: (doc: ResourceDoc) => boolean } = {}): Promise<ObserveCounts> {
     const at = this.now()
     const existing = new Map((await this.c.find({ owner_id: ownerId, cluster_id: clusterId }).toArray()).map((d) => [keyOf(d), d]))
     const counts: ObserveCounts = { created: 0, updated: 0, deleted: 0 }
@@ -100,7 +100,7 @@ export class ResourceRepository {
     }
     if (opts.missingAreDeleted) {
       for (const [key, doc] of existing) {
-        if (seen.has(key) || doc.status === 'deleted') continue
+        if (seen.has(key) || doc.status === 'deleted' || !opts.missingAreDeleted(doc)) continue
         counts.deleted++
         ops.push({ updateOne: { filter: { _id: doc._id, owner_id: ownerId }, update: { $set: { ...DELETED, updated_at: at } } } })
       }

@@ -5,10 +5,10 @@
 import type { KubeConfig } from '@kubernetes/client-node'
 import { AppError, NotFound, UpstreamError } from '../errors.ts'
 import type { EventBus } from '../events/bus.ts'
-import { deriveStatus, isBuiltInKind, type DerivedStatus } from '../kube/status/index.ts'
+import { deriveStatus, groupOf, isBuiltInKind, type DerivedStatus } from '../kube/status/index.ts'
 import { matchesSelector, podSelectorOf, selectorText } from '../kube/status/selector.ts'
 import { podReadyCount, podRestarts } from '../kube/status/pods.ts'
-import { resourceReader, type ResourceReader } from '../kube/resource-reader.ts'
+import { ReadForbidden, resourceReader, type ResourceReader } from '../kube/resource-reader.ts'
 import { MANAGED_BY, MANAGED_BY_LABEL, NODE_ID_ANNOTATION, WORKFLOW_ID_ANNOTATION } from '../manifests/metadata.ts'
 import type { KubeObject } from '../manifests/types.ts'
 import type { Page, PageRequest } from '../repositories/pagination.ts'
@@ -202,7 +202,10 @@ export class ResourceService {
     }
     const reader = await resourceReader(kc, this.deps.timeoutMs)
     const selector = `${MANAGED_BY_LABEL}=${MANAGED_BY}`
-    const listed = (await Promise.all(kinds.map((k) => reader.list(k.apiVersion, k.kind, selector)))).flat()
+    const namespaces = [...new Set(tracked.map((d) => d.namespace).filter((n): n is string => n !== null))]
+    const listings = await Promise.all(kinds.map(async (k) => [`${groupOf(k.apiVersion)}/${k.kind}`, await this.listKind(reader, k, selector, namespaces)] as const))
+    const coverage = new Map(listings.map(([key, l]) => [key, l.covers]))
+    const listed = listings.flatMap(([, l]) => l.objects)
     const trackedKeys = new Set(tracked.map(keyOf))
     const ours = listed.filter((o) => {
       if (o.metadata.labels?.[APPLYSET_PARENT_LABEL] !== undefined) return false
@@ -214,9 +217,28 @@ export class ResourceService {
     const records = ours.map((o) => observed(o, deriveStatus(o, { pods: pods.get(o) }), {
       workflow_id: o.metadata.annotations![WORKFLOW_ID_ANNOTATION], node_id: o.metadata.annotations?.[NODE_ID_ANNOTATION] ?? '', cluster: cluster.name,
     }))
-    const counts = await this.deps.resources.observe(userId, cluster.id, records, { missingAreDeleted: true })
+    const counts = await this.deps.resources.observe(userId, cluster.id, records, {
+      missingAreDeleted: (doc) => coverage.get(`${groupOf(doc.api_version)}/${doc.kind}`)?.(doc.namespace) ?? false,
+    })
     this.changed(userId, counts)
     return counts
+  }
+
+  /**
+   * One kind across all namespaces. Credentials confined to some namespaces (a service account's) may not
+   * list cluster-wide: the kind is then read in each namespace the records know, and only those count as
+   * covered (a record elsewhere is not marked deleted for not being seen). Namespaces themselves are then
+   * left as they are; a namespace that refuses too fails the sync.
+   */
+  private async listKind(reader: ResourceReader, k: { apiVersion: string; kind: string }, selector: string, namespaces: string[]): Promise<{ objects: KubeObject[]; covers: (namespace: string | null) => boolean }> {
+    try {
+      return { objects: await reader.list(k.apiVersion, k.kind, selector), covers: () => true }
+    } catch (err) {
+      if (!(err instanceof ReadForbidden)) throw err
+      if (k.kind === 'Namespace' && k.apiVersion === 'v1') return { objects: [], covers: () => false }
+      const lists = await Promise.all(namespaces.map((ns) => reader.list(k.apiVersion, k.kind, selector, ns)))
+      return { objects: lists.flat(), covers: (ns) => ns !== null && namespaces.includes(ns) }
+    }
   }
 
   /** The pods each workload selects, read with one list per namespace (so crash loops show in its status). */

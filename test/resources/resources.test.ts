@@ -212,6 +212,23 @@ t.test('concurrent syncs of one cluster share one listing', async (t) => {
   t.equal(sim.requestCount() - start, one, `the second request joined the first (${one} requests, not ${2 * one})`)
 })
 
+t.test('credentials that may not list a kind cluster-wide: it is read in each namespace the records know', async (t) => {
+  t.teardown(() => sim.faults.reset())
+  sim.faults.failNext(1, 403, { pathPrefix: '/apis/apps/v1/deployments' })
+  const narrowed = await sync(alice, 'live')
+  t.equal(narrowed.status, 200, JSON.stringify(narrowed.body))
+  t.same(narrowed.body, { created: 0, updated: 0, deleted: 0 }, 'front was found in its namespace: nothing reads as deleted')
+  t.match((await list(alice, 'cluster=live&kind=Deployment')).body.resources, [{ name: 'front', status: 'running' }])
+
+  const before = JSON.stringify((await list(alice, 'limit=100&sort=name')).body)
+  sim.faults.failNext(1, 403, { pathPrefix: '/apis/apps/v1/deployments' })
+  sim.faults.failNext(1, 403, { pathPrefix: '/apis/apps/v1/namespaces/store/deployments' })
+  const refused = await sync(alice, 'live')
+  t.equal(refused.status, 502)
+  t.match(refused.body.error, /403 Forbidden/)
+  t.equal(JSON.stringify((await list(alice, 'limit=100&sort=name')).body), before, 'nothing written')
+})
+
 t.test('a client that disconnects mid-sync does not stop it', async (t) => {
   await create('/api/v1/namespaces/store/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'late', ...labelled(wf.id, 'node-late') } })
   const address = await app.listen({ port: 0, host: '127.0.0.1' })
