@@ -14,6 +14,8 @@ const failed = (body: DiagBody) => body.checks.filter((c) => c.status !== 'pass'
 
 t.test('every node of the all-types canvas is diagnosed, and a well-drawn graph is healthy', async (t) => {
   const canvas = fullCanvas()
+  // With an autoscaler connected, a replica count is a warning (the autoscaler owns it): well drawn means none.
+  delete canvas.nodes.find((n) => n.id === 'n-deployment')!.data!.replicas
   const graph = { nodes: [...canvas.nodes, node('n-plugin', 'plugin', { name: 'cert', namespace: 'shop', pluginId: 'no-such-plugin' })], edges: canvas.edges }
   const id = await f.workflow(graph)
   t.same(new Set(graph.nodes.map((n) => n.type)), new Set(NODE_TYPES), 'the graph has every node type')
@@ -148,4 +150,20 @@ t.test('not found, not yours, unknown fix type, fix not applicable', async (t) =
     t.match(res.body.error, new RegExp(`^fix ${type} does not apply to node "web": .+`))
   }
   t.match((await f.call(f.owner, 'POST', `${base}/web/fix`, { fix_type: 'dns-name' })).body, { error: /the name "web" is already a valid DNS label/ })
+})
+
+t.test('malformed node data is reported, never a 500', async (t) => {
+  const odd = [null, 42, 'text', [], [null], { a: null }, [{ port: 'x' }]]
+  const keys = ['name', 'namespace', 'image', 'port', 'ports', 'targetPort', 'selector', 'podSelector', 'resources', 'labels', 'paths', 'volumeMounts', 'serviceType']
+  const nodes = [
+    node('web', 'deployment', { name: 'web', image: 'nginx:1.27', port: 8080 }),
+    ...['deployment', 'service', 'ingress', 'hpa', 'networkpolicy', 'poddisruptionbudget', 'configmap', 'plugin'].flatMap((type) =>
+      odd.map((value, i) => node(`${type}-${i}`, type, Object.fromEntries(keys.map((k) => [k, value]))))),
+  ]
+  const id = await f.workflow({ nodes, edges: nodes.slice(1).map((n) => edge('web', n.id)) })
+  for (const n of nodes.slice(1)) {
+    const res = await f.call(f.owner, 'GET', `/v1/api/workflows/${id}/nodes/${n.id}/diagnostics`)
+    t.equal(res.status, 200, n.id)
+    if (res.status === 200) t.equal(res.body.overall_status, 'error', `${n.id}: its data is in error`)
+  }
 })

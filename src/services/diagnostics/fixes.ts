@@ -235,7 +235,9 @@ export function assessTargetPort(g: GraphView, node: ManifestNode): Assessment {
   const workload = g.linksOf(node.id, 'workload-service')[0]?.peer
   if (!workload) return { check: null, plan: 'no workload is connected to compare the target port with' }
   const port = workload.data.port
-  const listed = Array.isArray(d.ports) && d.ports.length > 0 ? d.ports as Array<{ port?: number; targetPort?: unknown }> : null
+  // Node data is stored as the canvas sent it: a malformed entry is the schema check's to report, not a crash here.
+  const entries = Array.isArray(d.ports) ? (d.ports as unknown[]).filter((p): p is { port?: number; targetPort?: unknown } => !!p && typeof p === 'object') : []
+  const listed = entries.length > 0 ? entries : null
   if (typeof port !== 'number') {
     const to = listed ? listed.map((p) => p.targetPort ?? p.port).join(', ') : String(d.targetPort ?? d.port ?? 80)
     return {
