@@ -19,7 +19,7 @@ export default async function diagnosticsRoutes(app: App) {
   app.get('/v1/api/workflows/:id/nodes/:nodeId/fix-template/:fixType', {
     schema: {
       tags, operationId: 'getNodeFixTemplate', summary: 'the graph edit a fix would make, and the node\'s objects after it',
-      description: 'Nothing is saved. 409 (saying why) when the fix does not apply to the node as it is now.',
+      description: 'Nothing is saved. 409 (saying why) when the fix does not apply to the node as it is now. `image-tag-latest` applies only once the pods of the last run report a digest for the image the node names; no tag is ever guessed.',
       params: FixTemplateParams, response: { 200: FixTemplate, ...errorResponses(400, 401, 404, 409) },
     },
   }, async (req) => service.fixTemplate(req.user.id, req.params.id, req.params.nodeId, req.params.fixType))
@@ -27,7 +27,7 @@ export default async function diagnosticsRoutes(app: App) {
   app.post('/v1/api/workflows/:id/nodes/:nodeId/fix', {
     schema: {
       tags, operationId: 'applyNodeFix', summary: 'apply a fix to the workflow graph and save it (no version; the next run deploys it)',
-      description: 'The edit the fix template shows, made on the graph as stored now and saved like POST /save. Nothing is sent to a cluster.',
+      description: 'The edit the fix template shows, made on the graph as stored now and saved like POST /save; 409 when the workflow was saved meanwhile. Nothing is written to a cluster: `image-tag-latest` only reads the image digest the running pods report.',
       params: NodeParams, body: FixBody, response: { 200: FixResult, ...errorResponses(400, 401, 404, 409) },
     },
   }, async (req) => service.applyFix(req.user.id, req.params.id, req.params.nodeId, req.body.fix_type))

@@ -42,7 +42,7 @@ function servicePorts(object: KubeObject): Check {
   return pass('ports', `exposes ${ports.map((p) => `${p.port}${p.targetPort !== undefined ? ` → ${p.targetPort}` : ''}`).join(', ')}`)
 }
 
-function ingressBackends(g: GraphView, node: ManifestNode, object: KubeObject): Check[] {
+function ingressBackends(g: GraphView, object: KubeObject): Check[] {
   const namespace = object.metadata.namespace
   const out: Check[] = []
   const routes: string[] = []
@@ -65,7 +65,6 @@ function ingressBackends(g: GraphView, node: ManifestNode, object: KubeObject): 
     }
   }
   if (out.length === 0) out.push(pass('backend', routes.length ? `routes ${routes.join(', ')}` : 'no backends'))
-  void node
   return out
 }
 
@@ -105,7 +104,7 @@ export function staticChecks(g: GraphView, node: ManifestNode, render: RenderRes
     checks.push(...fromAssessment(assessSelector(g, node)), ...fromAssessment(assessTargetPort(g, node)))
     if (own) checks.push(servicePorts(own))
   }
-  if (node.type === 'ingress' && own) checks.push(...ingressBackends(g, node, own))
+  if (node.type === 'ingress' && own) checks.push(...ingressBackends(g, own))
   if (node.type === 'hpa') checks.push(scaleTarget(g, node), ...fromAssessment(assessRequests(g, node)))
   if (node.type === 'networkpolicy' || node.type === 'poddisruptionbudget') checks.push(...fromAssessment(assessSelector(g, node)))
   if (node.type in USAGE_RULES) checks.push(usage(g, node))
