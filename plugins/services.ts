@@ -98,7 +98,7 @@ export default fp(async (app) => {
       namespacesFor: (...args) => services.resources.namespacesFor(...args),
     },
     deriveStatus, bus, log: app.log,
-    clusterConcurrency: config.RUN_CLUSTER_CONCURRENCY, readyTimeoutMs: config.RUN_READY_TIMEOUT_MS, requestTimeoutMs: config.CLUSTER_TIMEOUT_MS,
+    clusterConcurrency: config.RUN_CLUSTER_CONCURRENCY, readyTimeoutMs: config.RUN_READY_TIMEOUT_MS, heartbeatMs: config.RUN_HEARTBEAT_MS, requestTimeoutMs: config.CLUSTER_TIMEOUT_MS,
   })
   const resourceRepo = new ResourceRepository(db)
   const resources = new ResourceService({

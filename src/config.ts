@@ -40,6 +40,7 @@ export const ConfigSchema = Type.Object({
   CLUSTER_HEALTH_CONCURRENCY: Type.Integer({ default: 8, minimum: 1, maximum: 100, description: 'clusters checked at once' }),
   RUN_REPLY_WAIT_MS: Type.Integer({ default: 20_000, minimum: 0, maximum: 600_000, description: 'how long POST /workflows/:id/run waits for the run to finish before answering 202 with it still running' }),
   RUN_CLUSTER_CONCURRENCY: Type.Integer({ default: 8, minimum: 1, maximum: 100, description: 'objects applied at once per cluster, across all runs' }),
+  RUN_HEARTBEAT_MS: Type.Integer({ default: 5000, minimum: 50, maximum: 600_000, description: 'how often a process marks its runs alive; a run silent for three periods (its process died) is failed as interrupted' }),
   RUN_READY_TIMEOUT_MS: Type.Integer({ default: 60_000, minimum: 0, maximum: 1_800_000, description: 'how long a run waits for its workloads to become ready before failing their nodes' }),
   STATS_REFRESH_CRON: Type.String({ default: '*/10 * * * *', minLength: 9, maxLength: 100, description: 'cron schedule of the dashboard statistics repair' }),
   PUBLIC_URL: Type.String({ default: 'http://localhost:3000', pattern: '^https?://', description: 'address clients reach this service at' }),

@@ -37,11 +37,14 @@ export interface RunDoc {
    * Internal, never shown.
    */
   applied_count?: number
+  /** The process running it, and when that process last said it still is: how a restart tells a dead run from another replica's. Internal. */
+  instance_id?: string
+  heartbeat_at?: Date
 }
 
-export interface Run extends Omit<RunDoc, '_id' | 'owner_id' | 'started_at' | 'finished_at' | 'applied_count'> { id: string; started_at: string; finished_at: string | null }
+export interface Run extends Omit<RunDoc, '_id' | 'owner_id' | 'started_at' | 'finished_at' | 'applied_count' | 'instance_id' | 'heartbeat_at'> { id: string; started_at: string; finished_at: string | null }
 
-export const toRun = ({ _id, owner_id: _o, started_at, finished_at, applied_count: _applied, ...rest }: RunDoc): Run => ({
+export const toRun = ({ _id, owner_id: _o, started_at, finished_at, applied_count: _applied, instance_id: _i, heartbeat_at: _h, ...rest }: RunDoc): Run => ({
   // Runs recorded before cluster_id existed name only their cluster.
   id: _id, ...rest, cluster_id: rest.cluster_id ?? '', started_at: started_at.toISOString(), finished_at: finished_at ? finished_at.toISOString() : null,
 })
@@ -90,6 +93,19 @@ export class RunRepository {
   /** Runs not finished: at start-up, those a dead process left behind. */
   async unfinished(): Promise<RunDoc[]> {
     return this.c.find({ status: { $in: ['pending', 'running'] } }).toArray()
+  }
+
+  /** Unfinished runs of other processes that have not said they are alive since `before` (or never did). */
+  async abandoned(instanceId: string, before: Date): Promise<RunDoc[]> {
+    return this.c.find({
+      status: { $in: ['pending', 'running'] }, instance_id: { $ne: instanceId },
+      $or: [{ heartbeat_at: { $lt: before } }, { heartbeat_at: { $exists: false } }],
+    }).toArray()
+  }
+
+  /** This process's runs are alive. */
+  async heartbeat(runIds: string[], at: Date): Promise<void> {
+    if (runIds.length) await this.c.updateMany({ _id: { $in: runIds }, status: { $in: ['pending', 'running'] } }, { $set: { heartbeat_at: at } })
   }
 
   /** Every cluster the workflow was really deployed to, with the namespaces its objects went to there. */

@@ -57,6 +57,8 @@ export interface RunServiceDeps {
   log: Logger
   clusterConcurrency: number
   readyTimeoutMs: number
+  /** How often this process marks its runs alive; a run silent for three periods is taken as abandoned. */
+  heartbeatMs: number
   requestTimeoutMs?: number
   /** Reads live objects for the readiness wait; a test may replace it. */
   reader?: (kc: KubeConfig) => Promise<LiveReader>
@@ -76,6 +78,9 @@ export class RunService {
   private readonly limiters: ClusterLimiters
   private readonly inFlight = new Map<string, { ownerId: string; workflowId: string; dryRun: boolean; done: Promise<Run> }>()
   private closing = false
+  /** Tells this process's runs from those of a dead process or of another replica on the same database. */
+  private readonly instanceId = newRunId()
+  private heartbeat: NodeJS.Timeout | null = null
 
   constructor(private readonly deps: RunServiceDeps) {
     this.limiters = new ClusterLimiters(deps.clusterConcurrency)
@@ -115,7 +120,7 @@ export class RunService {
       run = await this.deps.runs.create({
         owner_id: ownerId, workflow_id: workflowId, version, cluster: cluster.name, cluster_id: cluster.id,
         namespace: request.namespace ?? null, status: 'running', dry_run: dryRun, started_at: startedAt, finished_at: null,
-        duration_ms: null, triggered_by: ownerId, nodes: [], logs: [], error: null,
+        duration_ms: null, triggered_by: ownerId, nodes: [], logs: [], error: null, instance_id: this.instanceId, heartbeat_at: startedAt,
       }, runId)
     } catch (err) {
       if (!dryRun) await this.deps.workflows.unlockRun(workflowId, runId)
@@ -303,19 +308,32 @@ export class RunService {
 
   // Start-up and shutdown
 
-  /** Runs a dead process left unfinished are failed as interrupted; locks of runs that are not running are released. */
+  /**
+   * At start-up: runs left unfinished by a process that no longer says it is alive are failed as interrupted,
+   * and run locks whose run is not running are released. Then, every heartbeat period, this process marks its
+   * runs alive and fails those another process abandoned (it died after this one started).
+   */
   async recover(): Promise<number> {
-    const stale = await this.deps.runs.unfinished()
-    for (const doc of stale) {
-      if (this.inFlight.has(doc._id)) continue
-      await this.interrupt(doc, INTERRUPTED)
-    }
+    const count = await this.sweep()
+    const unfinished = new Set((await this.deps.runs.unfinished()).map((d) => d._id))
     for (const { id, run_id } of await this.deps.workflows.lockedForRuns()) {
-      if (this.inFlight.has(run_id)) continue
+      if (this.inFlight.has(run_id) || unfinished.has(run_id)) continue
       await this.deps.workflows.unlockRun(id, run_id)
       this.deps.log.warn({ workflow_id: id, run_id }, 'released the run lock of a run that is not running')
     }
-    return stale.length
+    this.heartbeat ??= setInterval(() => {
+      void this.deps.runs.heartbeat([...this.inFlight.keys()], new Date()).then(() => this.sweep()).catch((err: unknown) => {
+        this.deps.log.warn({ err: { message: String((err as Error)?.message) } }, 'run heartbeat failed')
+      })
+    }, this.deps.heartbeatMs)
+    this.heartbeat.unref()
+    return count
+  }
+
+  private async sweep(): Promise<number> {
+    const abandoned = await this.deps.runs.abandoned(this.instanceId, new Date(Date.now() - 3 * this.deps.heartbeatMs))
+    for (const doc of abandoned) await this.interrupt(doc, INTERRUPTED)
+    return abandoned.length
   }
 
   private async interrupt(doc: RunDoc, error: string): Promise<void> {
@@ -331,6 +349,8 @@ export class RunService {
   /** Refuses new runs, gives those in flight `graceMs` to finish, then records the rest as interrupted. */
   async close(graceMs: number): Promise<void> {
     this.closing = true
+    if (this.heartbeat) clearInterval(this.heartbeat)
+    this.heartbeat = null
     if (!this.inFlight.size) return
     let timer: NodeJS.Timeout | undefined
     await Promise.race([

@@ -93,7 +93,7 @@ t.test('a plugin node whose CRD is not installed fails naming the operator to in
 t.test('a field another manager owns: the node fails naming it; force: true takes it over', async (t) => {
   const id = await f.workflow(shopGraph({ namespace: 'owned' }), 'conflict')
   t.equal((await runOf(id)).status, 'completed')
-  const patch = JSON.stringify({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'api', namespace: 'owned' }, spec: { replicas: 5 } })
+  const patch = JSON.stringify({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'api', namespace: 'owned' }, spec: { template: { spec: { containers: [{ name: 'api', image: 'acme/hotfix:9' }] } } } })
   // Asynchronously: the simulator answers from this process's event loop.
   await f.kubectlStdin(patch, 'apply', '--server-side', '--field-manager=ops-oncall', '--force-conflicts', '-f', '-')
   const conflicted = await runOf(id)
@@ -102,11 +102,12 @@ t.test('a field another manager owns: the node fails naming it; force: true take
   t.equal(api.action, 'failed')
   t.match(api.message, /ops-oncall/)
   t.match(api.message, /force/)
-  t.equal((await f.kubectlJson('get', 'deployment', 'api', '-n', 'owned')).spec.replicas, 5, 'the other manager\'s value stands')
+  const image = async () => (await f.kubectlJson('get', 'deployment', 'api', '-n', 'owned')).spec.template.spec.containers[0].image
+  t.equal(await image(), 'acme/hotfix:9', 'the other manager\'s value stands')
   const forced = await runOf(id, { force: true })
   t.equal(forced.status, 'completed', JSON.stringify(forced.error))
   t.equal(byNode(forced, 'n-api').action, 'configured')
-  t.equal((await f.kubectlJson('get', 'deployment', 'api', '-n', 'owned')).spec.replicas, 2)
+  t.equal(await image(), 'ghcr.io/acme/api:1.4.2')
 })
 
 t.test('after all of that, no secret or env value is in any record or log line', async (t) => {

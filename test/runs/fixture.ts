@@ -77,11 +77,11 @@ export const ENV_VALUE = 'env-token-77aa41be'
 export const TRIGGER = { secrets: { 'n-secret': { DB_PASSWORD: SECRET_VALUE } }, envVars: { 'n-api': { API_TOKEN: ENV_VALUE } } }
 
 /** configmap + secret + pvc + deployment + service + ingress + hpa, wired as a user would draw them. */
-export function shopGraph(overrides: { namespace?: string; image?: string; replicas?: number } = {}) {
+export function shopGraph(overrides: { namespace?: string; image?: string; replicas?: number; logFormat?: string } = {}) {
   const ns = overrides.namespace ?? 'shop'
   return {
     nodes: [
-      node('n-config', 'configmap', { name: 'api-config', namespace: ns, data: { LOG_FORMAT: 'json' } }),
+      node('n-config', 'configmap', { name: 'api-config', namespace: ns, data: { LOG_FORMAT: overrides.logFormat ?? 'json' } }),
       node('n-secret', 'secret', { name: 'api-secrets', namespace: ns, secretType: 'Opaque', keys: ['DB_PASSWORD'] }),
       node('n-pvc', 'persistentvolumeclaim', { name: 'uploads', namespace: ns, storage: '1Gi', accessModes: ['ReadWriteOnce'], mountPath: '/srv/uploads' }),
       node('n-api', 'deployment', { name: 'api', namespace: ns, image: overrides.image ?? 'ghcr.io/acme/api:1.4.2', port: 8080, replicas: overrides.replicas ?? 2, labels: { team: 'payments' } }),

@@ -24,7 +24,7 @@ function startServer(port: number): { child: ChildProcess; output: () => string;
     cwd: root,
     env: {
       ...process.env, ...secrets, PORT: String(port), HOST: '127.0.0.1', MONGODB_URI: db.uri, MONGODB_DB: db.dbName,
-      NODE_ENV: 'development', LOG_LEVEL: 'info', RUN_REPLY_WAIT_MS: '0', RUN_READY_TIMEOUT_MS: '3000',
+      NODE_ENV: 'development', LOG_LEVEL: 'info', RUN_REPLY_WAIT_MS: '0', RUN_READY_TIMEOUT_MS: '3000', RUN_HEARTBEAT_MS: '200',
       CLUSTER_HEALTH_CRON: '0 0 1 1 *', STATS_REFRESH_CRON: '0 0 1 1 *',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -83,7 +83,11 @@ t.test('SIGKILL mid-run: the next start fails the run as interrupted, keeps its 
 
   const second = startServer(await freePort())
   await healthy(second)
-  const run = (await api(second.base, token, 'GET', runPath)).body
+  // At start-up, or within three heartbeats if the dead process had just said it was alive.
+  const run = await waitFor('the run to be failed', async () => {
+    const r = (await api(second.base, token, 'GET', runPath)).body
+    return r.status !== 'running' && r
+  }, 10_000, 50)
   t.equal(run.status, 'failed')
   t.match(run.error, /^interrupted: /)
   t.ok(run.finished_at)
@@ -109,8 +113,8 @@ t.test('SIGKILL mid-run: the next start fails the run as interrupted, keeps its 
   await exit
 })
 
-t.test('graceful shutdown: a run still going after the grace period is recorded as interrupted', async (t) => {
-  const config = testConfig({ MONGODB_URI: db.uri, MONGODB_DB: db.dbName, RUN_REPLY_WAIT_MS: 0, SHUTDOWN_GRACE_MS: 300, LOG_LEVEL: 'info', CLUSTER_HEALTH_CRON: '0 0 1 1 *', STATS_REFRESH_CRON: '0 0 1 1 *', ...secrets })
+t.test('graceful shutdown: a run still going after the grace period is recorded as interrupted; a second instance on the database leaves it alone meanwhile', async (t) => {
+  const config = testConfig({ RUN_HEARTBEAT_MS: 100, MONGODB_URI: db.uri, MONGODB_DB: db.dbName, RUN_REPLY_WAIT_MS: 0, SHUTDOWN_GRACE_MS: 300, LOG_LEVEL: 'info', CLUSTER_HEALTH_CRON: '0 0 1 1 *', STATS_REFRESH_CRON: '0 0 1 1 *', ...secrets })
   const logs: string[] = []
   const app = await buildApp(config, { logStream: new Writable({ write(c, _e, done) { logs.push(String(c)); done() } }) })
   await app.ready()
@@ -122,6 +126,11 @@ t.test('graceful shutdown: a run still going after the grace period is recorded 
   t.teardown(() => sim.faults.reset())
   const started = await app.inject({ method: 'POST', url: `/v1/api/workflows/${wf.json().id}/run`, headers, payload: { trigger_data: TRIGGER } })
   t.equal(started.statusCode, 202)
+  // Another replica starting on the same database: the run is alive (heartbeats), so its recovery leaves it.
+  const other = await buildApp(config, { logStream: new Writable({ write(_c, _e, done) { done() } }) })
+  await other.ready()
+  t.equal((await db.db.collection('workflow_runs').findOne({ _id: started.json().id }))?.status, 'running', 'a live run of another instance is not interrupted')
+  await other.close()
   await app.close()
   sim.faults.reset()
   const run = await db.db.collection('workflow_runs').findOne({ _id: started.json().id })

@@ -30,7 +30,7 @@ t.test('the first run creates every object, wired, labelled and in its namespace
   t.equal(deploy.metadata.labels.team, 'payments')
   t.equal(deploy.metadata.annotations[WORKFLOW_ID_ANNOTATION], id)
   t.equal(deploy.metadata.annotations[NODE_ID_ANNOTATION], 'n-api')
-  t.equal(deploy.status.readyReplicas, 2, 'the run waited for the workload to become ready')
+  t.ok(deploy.status.readyReplicas >= 1, 'the run waited for the workload to become ready')
   const pod = deploy.spec.template.spec
   const container = pod.containers[0]
   t.same(container.envFrom.map((e: Record<string, { name: string }>) => e.configMapRef?.name ?? e.secretRef?.name).sort(), ['api-config', 'api-secrets'], 'configmap and secret wired by envFrom')
@@ -67,17 +67,17 @@ t.test('a second identical run reports every node unchanged', async (t) => {
 })
 
 t.test('changing one field configures only that node', async (t) => {
-  await f.save(id, shopGraph({ replicas: 3 }))
+  await f.save(id, shopGraph({ image: 'ghcr.io/acme/api:1.4.3' }))
   const res = await call(owner, 'POST', runUrl, { trigger_data: TRIGGER })
   t.equal(res.body.status, 'completed', JSON.stringify(res.body.error))
   const changed = res.body.nodes.filter((n: { action: string }) => n.action !== 'unchanged').map((n: { node_id: string; action: string }) => `${n.node_id}:${n.action}`)
   t.same(changed, ['n-api:configured'])
-  t.equal((await kubectlJson('get', 'deployment', 'api', '-n', 'shop')).spec.replicas, 3)
+  t.equal((await kubectlJson('get', 'deployment', 'api', '-n', 'shop')).spec.template.spec.containers[0].image, 'ghcr.io/acme/api:1.4.3')
 })
 
 t.test('a dry run creates nothing, names the changed fields, and is history but not a counted run', async (t) => {
   const before = (await call(owner, 'GET', `/v1/api/workflows/${id}`)).body
-  await f.save(id, shopGraph({ replicas: 4, image: 'ghcr.io/acme/api:2.0.0' }))
+  await f.save(id, shopGraph({ image: 'ghcr.io/acme/api:2.0.0', logFormat: 'text' }))
   const other = shopGraph({ namespace: 'dry' })
   const dryId = await f.workflow(other, 'dry')
   let res = await call(owner, 'POST', `/v1/api/workflows/${dryId}/run`, { dry_run: true, trigger_data: TRIGGER })
@@ -92,13 +92,15 @@ t.test('a dry run creates nothing, names the changed fields, and is history but 
   t.equal(res.status, 200)
   const api = res.body.nodes.find((n: { node_id: string }) => n.node_id === 'n-api')
   t.equal(api.action, 'configured')
-  const paths = api.diff.changed.map((c: { path: string }) => c.path)
-  t.ok(paths.includes('spec.replicas'), `diff names spec.replicas: ${JSON.stringify(paths)}`)
-  t.ok(paths.some((p: string) => /containers.*image/.test(p)), 'diff names the image')
-  t.match(api.diff.changed.find((c: { path: string }) => c.path === 'spec.replicas'), { old: 3, new: 4 })
-  t.ok(res.body.nodes.filter((n: { node_id: string }) => n.node_id !== 'n-api').every((n: { action: string }) => n.action === 'unchanged'))
+  const image = api.diff.changed.find((c: { path: string }) => /containers.*image/.test(c.path))
+  t.match(image, { old: 'ghcr.io/acme/api:1.4.3', new: 'ghcr.io/acme/api:2.0.0' }, `diff names the image: ${JSON.stringify(api.diff)}`)
+  const config = res.body.nodes.find((n: { node_id: string; kind: string }) => n.node_id === 'n-config' && n.kind === 'ConfigMap')
+  t.equal(config.action, 'configured')
+  t.match(config.diff.changed, [{ path: 'data.LOG_FORMAT', old: 'json', new: 'text' }])
+  t.ok(res.body.nodes.filter((n: { node_id: string; kind: string }) => n.node_id !== 'n-api' && n.kind !== 'ConfigMap').every((n: { action: string }) => n.action === 'unchanged'))
   const live = await kubectlJson('get', 'deployment', 'api', '-n', 'shop')
-  t.equal(live.spec.replicas, 3, 'the live object is untouched')
+  t.equal(live.spec.template.spec.containers[0].image, 'ghcr.io/acme/api:1.4.3', 'the live object is untouched')
+  t.equal((await kubectlJson('get', 'configmap', 'api-config', '-n', 'shop')).data.LOG_FORMAT, 'json')
   const after = (await call(owner, 'GET', `/v1/api/workflows/${id}`)).body
   t.match(after, { run_count: before.run_count, current_version: before.current_version }, 'not counted, no version')
   const history = (await call(owner, 'GET', `/v1/api/workflows/${id}/runs`)).body
@@ -174,5 +176,5 @@ t.test('a client that disconnects does not abort the run; the bus carries its pr
   t.equal(event.status, 'completed')
   t.equal(events[0], 'started')
   t.same(events.filter((e) => e.startsWith('object:')).sort(), ['object:ConfigMap', 'object:Deployment', 'object:HorizontalPodAutoscaler', 'object:Ingress', 'object:Namespace', 'object:PersistentVolumeClaim', 'object:Secret', 'object:Service'])
-  t.equal((await f.kubectlJson('get', 'deployment', 'api', '-n', 'hangup')).status.readyReplicas, 2)
+  t.ok((await f.kubectlJson('get', 'deployment', 'api', '-n', 'hangup')).status.readyReplicas >= 1)
 })
