@@ -18,6 +18,7 @@ const requests: Record<string, { body?: object; query?: string }> = {
   setWorkflowStatus: { body: { status: 'archived' } }, saveWorkflow: { body: { nodes: [], edges: [] } }, listWorkflowRuns: {},
   listVersions: {}, getVersion: {}, createVersion: { body: {} }, updateVersion: { body: { name: 'stolen' } },
   restoreVersion: {}, compareVersions: { query: 'v1=1&v2=1' }, getWorkflowManifests: {},
+  runWorkflow: { body: { dry_run: true } }, getWorkflowRun: {},
 }
 
 async function snapshot() {
