@@ -89,7 +89,7 @@ export class RunService {
   /** Checks, records and starts a run; `done` settles with the finished run (never rejects). */
   async start(ownerId: string, workflowId: string, request: RunRequest): Promise<StartedRun> {
     if (this.closing) throw new Unavailable('the service is shutting down; run again in a moment')
-    const workflow = await this.deps.workflowService.get(ownerId, workflowId)
+    let workflow = await this.deps.workflowService.get(ownerId, workflowId)
     const ref = request.cluster ?? workflow.cluster_id
     if (!ref) throw new BadRequest('no cluster to run on: give `cluster`, or set the workflow\'s cluster_id')
     const { kc, cluster } = await this.deps.clusters.kubeConfigFor(ownerId, ref, 'deployer')
@@ -107,6 +107,7 @@ export class RunService {
       try {
         // A save between the checks and the lock: the version (and so the run) is of the graph the lock saw.
         if (locked.workflow.updated_at !== workflow.updated_at) objects = await this.render(locked.workflow, request, plugins, redact)
+        workflow = locked.workflow
         version = locked.version
         await this.deps.workflowService.recordRunVersion(ownerId, workflowId, locked, runId)
       } catch (err) {
