@@ -178,3 +178,16 @@ t.test('a client that disconnects does not abort the run; the bus carries its pr
   t.same(events.filter((e) => e.startsWith('object:')).sort(), ['object:ConfigMap', 'object:Deployment', 'object:HorizontalPodAutoscaler', 'object:Ingress', 'object:Namespace', 'object:PersistentVolumeClaim', 'object:Secret', 'object:Service'])
   t.ok((await f.kubectlJson('get', 'deployment', 'api', '-n', 'hangup')).status.readyReplicas >= 1)
 })
+
+t.test('a namespace override puts every object of the run in that namespace (created if missing)', async (t) => {
+  const wid = await f.workflow(shopGraph({ namespace: 'drawn' }), 'override')
+  const res = await call(owner, 'POST', `/v1/api/workflows/${wid}/run`, { namespace: 'elsewhere', trigger_data: TRIGGER })
+  t.equal(res.status, 200)
+  t.match(res.body, { status: 'completed', namespace: 'elsewhere' })
+  t.ok(res.body.nodes.filter((n: { kind: string }) => n.kind !== 'Namespace').every((n: { namespace: string }) => n.namespace === 'elsewhere'))
+  t.equal((await kubectlJson('get', 'deployment', 'api', '-n', 'elsewhere')).metadata.namespace, 'elsewhere')
+  const drawn = (await kubectlJson<{ items: Array<{ metadata: { name: string } }> }>('get', 'namespaces')).items.map((n) => n.metadata.name)
+  t.notOk(drawn.includes('drawn'), 'the namespace drawn on the nodes is not used')
+  t.equal((await call(owner, 'GET', `/v1/api/workflows/${wid}/runs/aaaaaaaaaaaaaaaaaaaaaaaa`)).status, 404, 'an unknown run id')
+  t.equal((await call(owner, 'POST', `/v1/api/workflows/${wid}/run`, { namespace: 'Not_A_Label' })).status, 400, 'the override must be a DNS label')
+})
