@@ -2,8 +2,9 @@
 // graph is up, not merely accepted. Polling with a growing interval: a run lasts seconds and touches few
 // workloads, so a watch per kind would cost more connections than it saves.
 import type { KubeConfig } from '@kubernetes/client-node'
-import { k8s } from '../kube/client.ts'
+import { isNotFound, objectClient, plain } from '../kube/deploy-client.ts'
 import type { KubeObject } from '../manifests/types.ts'
+import type { Schedule } from './run-limiter.ts'
 
 export const WORKLOAD_KINDS: ReadonlySet<string> = new Set(['Deployment', 'StatefulSet', 'DaemonSet', 'ReplicaSet', 'Pod'])
 
@@ -16,27 +17,27 @@ export interface LiveReader {
   read(ref: ObjectRef): Promise<KubeObject | null>
   /** The pods a workload selects (its spec.selector.matchLabels), for a message that says why it is not ready. */
   pods(namespace: string, matchLabels: Record<string, string>): Promise<KubeObject[]>
+  close(): void
 }
 
-export async function liveReader(kc: KubeConfig): Promise<LiveReader> {
-  const { KubernetesObjectApi, CoreV1Api } = await k8s()
-  const objects = KubernetesObjectApi.makeApiClient(kc)
-  const core = kc.makeApiClient(CoreV1Api)
-  const plain = (o: unknown) => JSON.parse(JSON.stringify(o)) as KubeObject
+/** Reads through the deploy's pooled client (one keep-alive pool, a time limit per request), each read scheduled within the cluster's bound. */
+export async function liveReader(kc: KubeConfig, schedule: Schedule = (task) => task(), timeoutMs?: number): Promise<LiveReader> {
+  const client = await objectClient(kc, timeoutMs)
   return {
-    async read(ref) {
+    read: (ref) => schedule(async () => {
       try {
-        return plain(await objects.read({ apiVersion: ref.apiVersion, kind: ref.kind, metadata: { name: ref.name, ...(ref.namespace && { namespace: ref.namespace }) } }))
+        return plain(await client.api.read({ apiVersion: ref.apiVersion, kind: ref.kind, metadata: { name: ref.name, ...(ref.namespace && { namespace: ref.namespace }) } }))
       } catch (err) {
-        if ((err as { code?: number }).code === 404) return null
+        if (isNotFound(err)) return null
         throw err
       }
-    },
-    async pods(namespace, matchLabels) {
+    }),
+    pods: (namespace, matchLabels) => schedule(async () => {
       const labelSelector = Object.entries(matchLabels).map(([k, v]) => `${k}=${v}`).join(',')
-      const list = await core.listNamespacedPod({ namespace, labelSelector })
+      const list = await client.api.list('v1', 'Pod', namespace, undefined, undefined, undefined, undefined, labelSelector)
       return (list.items ?? []).map(plain)
-    },
+    }),
+    close: () => client.close(),
   }
 }
 

@@ -61,7 +61,7 @@ export interface RunServiceDeps {
   heartbeatMs: number
   requestTimeoutMs?: number
   /** Reads live objects for the readiness wait; a test may replace it. */
-  reader?: (kc: KubeConfig) => Promise<LiveReader>
+  reader?: (kc: KubeConfig, schedule: Schedule, timeoutMs?: number) => Promise<LiveReader>
 }
 
 export interface StartedRun { run: Run; done: Promise<Run> }
@@ -204,7 +204,7 @@ export class RunService {
       tracked = result.objects
       if (result.error) error = redact(result.error)
       if (!dryRun && !result.error) {
-        tracked = await this.awaitWorkloads(kc, result.objects, nodes, log)
+        tracked = await this.awaitWorkloads(kc, cluster.id, result.objects, nodes, log)
       }
     } catch (err) {
       error = redact(`the run stopped: ${describe(err)}`)
@@ -225,20 +225,24 @@ export class RunService {
   }
 
   /** Waits for the applied workloads; a workload that never becomes ready fails its node. Returns the objects with their latest live state. */
-  private async awaitWorkloads(kc: KubeConfig, objects: AppliedObject[], nodes: RunNodeResult[], log: RunLog): Promise<AppliedObject[]> {
+  private async awaitWorkloads(kc: KubeConfig, clusterId: string, objects: AppliedObject[], nodes: RunNodeResult[], log: RunLog): Promise<AppliedObject[]> {
     const waiting = objects.map((o, i) => ({ o, i })).filter(({ o }) => WORKLOAD_KINDS.has(o.kind) && o.action !== 'failed' && o.action !== 'skipped')
     if (!waiting.length) return objects
     log.add(`waiting up to ${Math.round(this.deps.readyTimeoutMs / 100) / 10}s for ${waiting.length} workloads to become ready`)
-    const reader = await (this.deps.reader ?? liveReader)(kc)
+    const reader = await (this.deps.reader ?? liveReader)(kc, this.limiters.for(clusterId), this.deps.requestTimeoutMs)
     const latest = [...objects]
-    await Promise.all(waiting.map(async ({ o, i }) => {
-      const outcome = await waitReady(reader, { apiVersion: o.api_version, kind: o.kind, name: o.name, namespace: o.namespace }, this.deps.deriveStatus, this.deps.readyTimeoutMs)
-      if (outcome.live) latest[i] = { ...o, live: outcome.live }
-      const node = nodes[i]
-      if (outcome.ready) { log.add(`${o.kind} ${o.name} is ready`); return }
-      nodes[i] = { ...node, action: 'failed', message: log.redact(`${node.action}, but ${outcome.message}`) }
-      log.add(`${o.kind} ${o.name}: ${nodes[i].message}`)
-    }))
+    try {
+      await Promise.all(waiting.map(async ({ o, i }) => {
+        const outcome = await waitReady(reader, { apiVersion: o.api_version, kind: o.kind, name: o.name, namespace: o.namespace }, this.deps.deriveStatus, this.deps.readyTimeoutMs)
+        if (outcome.live) latest[i] = { ...o, live: outcome.live }
+        const node = nodes[i]
+        if (outcome.ready) { log.add(`${o.kind} ${o.name} is ready`); return }
+        nodes[i] = { ...node, action: 'failed', message: log.redact(`${node.action}, but ${outcome.message}`) }
+        log.add(`${o.kind} ${o.name}: ${nodes[i].message}`)
+      }))
+    } finally {
+      reader.close()
+    }
     return latest
   }
 
