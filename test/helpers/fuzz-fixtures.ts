@@ -54,19 +54,31 @@ export class FuzzWorld {
     return id
   }
 
-  private async cluster(who: TestUser, name: string): Promise<string> {
-    await this.call(who, 'POST', '/v1/api/clusters', { name, server: CLOSED, auth_type: 'token', token: this.secret('cluster-token') })
-    return name
+  private async cluster(who: TestUser, name: string): Promise<{ name: string; id: string }> {
+    const created = await this.call(who, 'POST', '/v1/api/clusters', { name, server: CLOSED, auth_type: 'token', token: this.secret('cluster-token') })
+    return { name, id: created.id as string }
+  }
+
+  /** A tracked resource as a run records one (no run can reach the closed cluster). */
+  private async resource(who: TestUser, workflowId: string, cluster: { name: string; id: string }): Promise<string> {
+    await this.app.services.resources.recordApplied(who.user.id, { workflow_id: workflowId, cluster_id: cluster.id, cluster: cluster.name }, [{
+      node_id: 'web', api_version: 'apps/v1', kind: 'Deployment', name: 'web', namespace: 'default', action: 'created', uid: null, labels: {},
+    }])
+    return (await this.app.services.resources.findForNode(who.user.id, workflowId, 'web'))[0].id
   }
 
   /** Fresh records for one operation, so what an earlier operation deleted or renamed does not matter. */
   async seed(tag: string): Promise<Seeded> {
     const adminWorkflow = await this.workflow(this.admin, `fz-admin-${tag}`, 2)
     const userWorkflow = await this.workflow(this.user, `fz-user-${tag}`, 1)
-    const adminCluster = await this.cluster(this.admin, `fz-a-${tag}`)
-    const sharedCluster = await this.cluster(this.admin, `fz-s-${tag}`)
+    const adminClusterRecord = await this.cluster(this.admin, `fz-a-${tag}`)
+    const adminCluster = adminClusterRecord.name
+    const sharedCluster = (await this.cluster(this.admin, `fz-s-${tag}`)).name
     await this.call(this.admin, 'POST', `/v1/api/clusters/${sharedCluster}/share`, { email: this.user.email, role: 'deployer' })
-    const userCluster = await this.cluster(this.user, `fz-u-${tag}`)
+    const userClusterRecord = await this.cluster(this.user, `fz-u-${tag}`)
+    const userCluster = userClusterRecord.name
+    const adminResource = await this.resource(this.admin, adminWorkflow, adminClusterRecord)
+    const userResource = await this.resource(this.user, userWorkflow, userClusterRecord)
     const registry = await this.call(this.admin, 'POST', '/v1/api/admin/registries', {
       name: `fz-registry-${tag}`, registry_type: 'custom', url: CLOSED, username: 'robot', password: this.secret('registry-password'),
     })
@@ -90,6 +102,11 @@ export class FuzzWorld {
         'oauth/provider': ['github', 'google', 'oidc', 'no-such-provider'],
         'share/user_id': [this.user.user.id, this.admin.user.id, MISSING_ID],
         'plugins/id': [...pluginIds, MISSING_ID],
+        'resources/id@admin': [adminResource, adminResource, userResource, MISSING_ID],
+        'resources/id@user': [userResource, userResource, adminResource, MISSING_ID],
+        'resources/id': [adminResource, userResource, MISSING_ID],
+        // Node ids of the seeded canvases (cm, web), and one that is in none.
+        'nodes/nodeId': ['web', 'cm', 'web', 'no-such-node'],
       },
     }
   }

@@ -130,7 +130,8 @@ export function poolFor(pathTemplate: string, param: string, pools: PathPools, r
 }
 
 function queryText(value: unknown): string {
-  return encodeURIComponent(typeof value === 'string' ? value : JSON.stringify(value))
+  // A lone surrogate has no UTF-8 form, so no client can send one; it becomes U+FFFD as a browser's would.
+  return encodeURIComponent((typeof value === 'string' ? value : JSON.stringify(value)).replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD'))
 }
 
 export function buildRequest(operation: Operation, plan: RequestPlan, pools: PathPools, tokens: Record<Role, string | undefined>): BuiltRequest {
