@@ -19,6 +19,7 @@ const requests: Record<string, { body?: object; query?: string }> = {
   listVersions: {}, getVersion: {}, createVersion: { body: {} }, updateVersion: { body: { name: 'stolen' } },
   restoreVersion: {}, compareVersions: { query: 'v1=1&v2=1' }, getWorkflowManifests: {},
   runWorkflow: { body: { dry_run: true } }, getWorkflowRun: {},
+  getNodeDiagnostics: {}, getNodeFixTemplate: {}, applyNodeFix: { body: { fix_type: 'dns-name' } },
 }
 
 async function snapshot() {
@@ -36,7 +37,7 @@ t.test('user B gets 404 on every route that takes user A\'s workflow id, and A\'
     for (const [method, op] of Object.entries(ops)) {
       const req = requests[op.operationId]
       if (!t.ok(req, `${op.operationId} is in the BOLA table`)) continue
-      const url = path.replace('{id}', wf.id).replace('{version}', '1') + (req.query ? `?${req.query}` : '')
+      const url = path.replace('{id}', wf.id).replace('{version}', '1').replace('{nodeId}', 'web').replace('{fixType}', 'dns-name') + (req.query ? `?${req.query}` : '')
       const res = await app.inject({ method: method.toUpperCase() as 'GET', url, headers: as(bob), ...(req.body && { payload: req.body }) })
       t.equal(res.statusCode, 404, `${method.toUpperCase()} ${path} → 404`)
       t.match(res.json().error, /not found/)
