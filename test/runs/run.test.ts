@@ -151,7 +151,12 @@ t.test('checks come first: nothing is recorded when one fails', async (t) => {
   t.equal(noCluster.status, 400)
   t.match(noCluster.body.error, /cluster/)
   t.equal((await call(owner, 'POST', runUrl, { cluster: 'missing' })).status, 404)
+  const runsBefore = await f.app.db.collection('workflow_runs').countDocuments({ workflow_id: id })
   t.equal((await call(owner, 'POST', runUrl, { trigger_data: { secrets: { x: { k: 1 } } } })).status, 400, 'values are strings')
+  const tooMany = Object.fromEntries(Array.from({ length: 101 }, (_, i) => [`K${i}`, 'v']))
+  t.equal((await call(owner, 'POST', runUrl, { trigger_data: { envVars: { 'n-api': tooMany } } })).status, 400, 'at most 100 values per node')
+  t.equal((await call(owner, 'POST', runUrl, { trigger_data: TRIGGER, surprise: true })).status, 400, 'unknown fields are refused')
+  t.equal(await f.app.db.collection('workflow_runs').countDocuments({ workflow_id: id }), runsBefore, 'none of these recorded a run')
 })
 
 t.test('a client that disconnects does not abort the run; the bus carries its progress', async (t) => {
