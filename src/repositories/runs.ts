@@ -108,10 +108,11 @@ export class RunRepository {
     if (runIds.length) await this.c.updateMany({ _id: { $in: runIds }, status: { $in: ['pending', 'running'] } }, { $set: { heartbeat_at: at } })
   }
 
-  /** Every cluster the workflow was really deployed to, with the namespaces its objects went to there. */
-  async deployments(ownerId: string, workflowId: string): Promise<Array<{ cluster: string; cluster_id: string; namespaces: string[] }>> {
-    const docs = await this.c.find({ owner_id: ownerId, workflow_id: workflowId, dry_run: false }, { projection: { cluster: 1, cluster_id: 1, namespace: 1, nodes: 1, started_at: 1 } })
-      .sort({ started_at: -1 }).toArray()
+  /** Every cluster the workflow was really deployed to (or among its `recent` runs), with the namespaces its objects went to there. */
+  async deployments(ownerId: string, workflowId: string, options: { recent?: number } = {}): Promise<Array<{ cluster: string; cluster_id: string; namespaces: string[] }>> {
+    const cursor = this.c.find({ owner_id: ownerId, workflow_id: workflowId, dry_run: false }, { projection: { cluster: 1, cluster_id: 1, namespace: 1, 'nodes.namespace': 1, started_at: 1 } })
+      .sort({ started_at: -1 })
+    const docs = await (options.recent ? cursor.limit(options.recent) : cursor).toArray()
     const byCluster = new Map<string, { cluster: string; cluster_id: string; namespaces: Set<string> }>()
     for (const d of docs) {
       if (!d.cluster_id) continue

@@ -66,6 +66,7 @@ export interface RunServiceDeps {
 
 export interface StartedRun { run: Run; done: Promise<Run> }
 
+const RECENT_RUNS_FOR_NAMESPACES = 20
 const INTERRUPTED = 'interrupted: the service stopped before this run finished; check the cluster and run again'
 
 /** A run's plan, everything the background part needs. */
@@ -249,7 +250,8 @@ export class RunService {
   private async knownNamespaces(ownerId: string, workflowId: string, clusterId: string): Promise<string[]> {
     const [tracked, deployments] = await Promise.all([
       this.deps.resources.namespacesFor(ownerId, workflowId, clusterId).catch(() => [] as string[]),
-      this.deps.runs.deployments(ownerId, workflowId),
+      // Tracked resources cover older history; the latest runs cover what tracking may have missed.
+      this.deps.runs.deployments(ownerId, workflowId, { recent: RECENT_RUNS_FOR_NAMESPACES }),
     ])
     const fromRuns = deployments.find((d) => d.cluster_id === clusterId)?.namespaces ?? []
     return [...new Set([...tracked, ...fromRuns])].sort()
