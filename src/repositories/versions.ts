@@ -5,7 +5,7 @@ import { indexSetups } from './indexes.ts'
 import { newId } from './ids.ts'
 import { paginate, type PageRequest, type Page } from './pagination.ts'
 import type { GraphEdge, GraphNode } from '../services/workflow-graph.ts'
-import { summaryProjection, sortedTypes, type GraphSummary } from './workflows.ts'
+import { backfillGraphSummaries, graphSummary, summaryProjection, sortedTypes, type GraphSummary } from './workflows.ts'
 
 export interface VersionDoc {
   _id: string
@@ -24,11 +24,15 @@ export interface VersionDoc {
   run_status: string | null
   created_by: string
   created_at: Date
+  /** Stored with the snapshot (see graphSummary) so lists read it. Never shown by GET. */
+  node_count?: number
+  edge_count?: number
+  node_types?: string[]
 }
 
 export interface Version extends Omit<VersionDoc, '_id' | 'owner_id' | 'created_at'> { id: string; created_at: string }
 
-export const toVersion = ({ _id, owner_id: _owner, created_at, ...rest }: VersionDoc): Version => ({ id: _id, ...rest, created_at: created_at.toISOString() })
+export const toVersion = ({ _id, owner_id: _owner, created_at, node_count: _nc, edge_count: _ec, node_types: _nt, ...rest }: VersionDoc): Version => ({ id: _id, ...rest, created_at: created_at.toISOString() })
 
 /** A version as lists show it: counts and node types instead of the graph, which `graph` adds back. */
 export interface VersionSummary extends Omit<Version, 'nodes' | 'edges'>, GraphSummary, Partial<Pick<Version, 'nodes' | 'edges'>> {}
@@ -48,6 +52,7 @@ indexSetups.push(async (db) => {
   const c = db.collection('workflow_versions')
   await c.createIndex({ workflow_id: 1, version: 1 }, { unique: true })
   await c.createIndex({ owner_id: 1, workflow_id: 1, created_at: -1 })
+  await backfillGraphSummaries(db, 'workflow_versions')
 })
 
 export type VersionInput = Omit<VersionDoc, '_id' | 'created_at'>
@@ -59,7 +64,7 @@ export class VersionRepository {
   }
 
   async create(input: VersionInput): Promise<Version> {
-    const doc: VersionDoc = { _id: newId(), ...input, created_at: this.now() }
+    const doc: VersionDoc = { _id: newId(), ...input, ...graphSummary(input), created_at: this.now() }
     await this.c.insertOne(doc)
     return toVersion(doc)
   }

@@ -27,6 +27,10 @@ export interface WorkflowDoc {
   updated_at: Date
   /** The run holding the workflow's run lock; absent or null when none runs. Never shown. */
   running_run_id?: string | null
+  /** The graph's summary, written with the graph so lists read it instead of computing it. Never shown by GET. */
+  node_count?: number
+  edge_count?: number
+  node_types?: string[]
 }
 
 export interface Workflow extends Omit<WorkflowDoc, '_id' | 'created_at' | 'updated_at' | 'last_run_at' | 'running_run_id'> {
@@ -36,7 +40,7 @@ export interface Workflow extends Omit<WorkflowDoc, '_id' | 'created_at' | 'upda
   updated_at: string
 }
 
-export const toWorkflow = ({ _id, created_at, updated_at, last_run_at, running_run_id: _lock, ...rest }: WorkflowDoc): Workflow => ({
+export const toWorkflow = ({ _id, created_at, updated_at, last_run_at, running_run_id: _lock, node_count: _nc, edge_count: _ec, node_types: _nt, ...rest }: WorkflowDoc): Workflow => ({
   id: _id, ...rest, last_run_at: last_run_at ? last_run_at.toISOString() : null, created_at: created_at.toISOString(), updated_at: updated_at.toISOString(),
 })
 
@@ -45,18 +49,33 @@ export interface WorkflowSummary extends Omit<Workflow, 'nodes' | 'edges'>, Grap
 
 export interface GraphSummary { node_count: number; edge_count: number; node_types: string[] }
 
+/** The summary stored beside a graph whenever the graph is written (workflows and versions alike). */
+export function graphSummary(graph: { nodes?: ReadonlyArray<{ type?: unknown }>; edges?: readonly unknown[] }): Partial<GraphSummary> {
+  return {
+    ...(graph.nodes && { node_count: graph.nodes.length, node_types: sortedTypes([...new Set(graph.nodes.map((n) => n.type))]) }),
+    ...(graph.edges && { edge_count: graph.edges.length }),
+  }
+}
+
 /**
- * Find-projection fields that compute a graph's summary in the database, so a list never ships the graph.
- * `$setUnion` makes the types unique in any order; they are sorted after (portable to MongoDB before 5.2).
+ * The same summary as a pipeline update computes it, for documents written before it was stored (a
+ * start-up backfill). `$setUnion` makes the types unique in any order; reads sort them (portable to
+ * MongoDB before 5.2). Not-array graphs count as empty rather than failing the whole backfill.
  */
-export const GRAPH_SUMMARY_PROJECTION = {
-  node_count: { $size: { $ifNull: ['$nodes', []] } },
-  edge_count: { $size: { $ifNull: ['$edges', []] } },
-  node_types: { $setUnion: [{ $ifNull: ['$nodes.type', []] }, []] },
+export const GRAPH_SUMMARY_EXPRESSIONS = {
+  node_count: { $cond: [{ $isArray: '$nodes' }, { $size: '$nodes' }, 0] },
+  edge_count: { $cond: [{ $isArray: '$edges' }, { $size: '$edges' }, 0] },
+  node_types: { $cond: [{ $isArray: '$nodes' }, { $setUnion: [{ $ifNull: ['$nodes.type', []] }, []] }, []] },
 } as const
 
+/** Stores the summary on every document of `collection` that lacks it. */
+export async function backfillGraphSummaries(db: Db, collection: string): Promise<void> {
+  await db.collection(collection).updateMany({ node_count: { $exists: false } }, [{ $set: GRAPH_SUMMARY_EXPRESSIONS }])
+}
+
+/** A list's find projection: the scalar fields and the stored summary; `graph` adds the nodes and edges. */
 export function summaryProjection(fields: readonly string[], graph: boolean): Record<string, unknown> {
-  return { ...Object.fromEntries(fields.map((f) => [f, 1])), ...GRAPH_SUMMARY_PROJECTION, ...(graph && { nodes: 1, edges: 1 }) }
+  return { ...Object.fromEntries(fields.map((f) => [f, 1])), node_count: 1, edge_count: 1, node_types: 1, ...(graph && { nodes: 1, edges: 1 }) }
 }
 
 /** Node types as the projection computed them: strings only, sorted. */
@@ -82,6 +101,7 @@ indexSetups.push(async (db) => {
   await c.createIndex({ owner_id: 1, created_at: -1 })
   await c.createIndex({ owner_id: 1, name: 1 })
   await c.createIndex({ owner_id: 1, status: 1 })
+  await backfillGraphSummaries(db, 'workflows')
 })
 
 export type WorkflowInput = Pick<WorkflowDoc, 'name' | 'description' | 'cluster_id'> & Partial<Pick<WorkflowDoc, 'nodes' | 'edges' | 'metadata' | 'status'>>
@@ -120,6 +140,7 @@ export class WorkflowRepository {
       nodes: input.nodes ?? [], edges: input.edges ?? [], metadata: input.metadata ?? {}, status: input.status ?? 'draft',
       current_version: 0, run_count: 0, success_count: 0, failure_count: 0, last_run_at: null, created_at: at, updated_at: at,
     }
+    Object.assign(doc, graphSummary(doc))
     await this.writing(doc._id, () => this.c.insertOne(doc))
     return toWorkflow(doc)
   }
@@ -146,7 +167,7 @@ export class WorkflowRepository {
   /** Applies a partial update; null when the workflow is not the owner's. */
   async update(ownerId: string, id: string, fields: Partial<Pick<WorkflowDoc, 'name' | 'description' | 'cluster_id' | 'metadata' | 'nodes' | 'edges' | 'status'>>): Promise<Workflow | null> {
     if (!isId(id)) return null
-    const doc = await this.writing(id, () => this.c.findOneAndUpdate({ _id: id, owner_id: ownerId }, { $set: { ...fields, updated_at: this.now() } }, { returnDocument: 'after' }))
+    const doc = await this.writing(id, () => this.c.findOneAndUpdate({ _id: id, owner_id: ownerId }, { $set: { ...fields, ...graphSummary(fields), updated_at: this.now() } }, { returnDocument: 'after' }))
     return doc && toWorkflow(doc)
   }
 
@@ -178,7 +199,7 @@ export class WorkflowRepository {
     if (!isId(id)) return null
     const doc = await this.writing(id, () => this.c.findOneAndUpdate(
       { _id: id, owner_id: ownerId },
-      { $set: { nodes: graph.nodes, edges: graph.edges, metadata: graph.metadata, updated_at: this.now() }, $inc: { current_version: 1 } },
+      { $set: { nodes: graph.nodes, edges: graph.edges, ...graphSummary(graph), metadata: graph.metadata, updated_at: this.now() }, $inc: { current_version: 1 } },
       { returnDocument: 'after' },
     ))
     return doc && { version: doc.current_version, workflow: toWorkflow(doc) }
