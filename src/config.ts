@@ -42,6 +42,8 @@ export const ConfigSchema = Type.Object({
   RUN_CLUSTER_CONCURRENCY: Type.Integer({ default: 8, minimum: 1, maximum: 100, description: 'objects applied at once per cluster, across all runs' }),
   RUN_HEARTBEAT_MS: Type.Integer({ default: 5000, minimum: 50, maximum: 600_000, description: 'how often a process marks its runs alive; a run silent for three periods (its process died) is failed as interrupted' }),
   RUN_READY_TIMEOUT_MS: Type.Integer({ default: 60_000, minimum: 0, maximum: 1_800_000, description: 'how long a run waits for its workloads to become ready before failing their nodes' }),
+  WATCH_BACKOFF_BASE_MS: Type.Integer({ default: 5000, minimum: 1, maximum: 600_000, description: 'first delay before a dropped resource watch reconnects; doubles per failed attempt, with jitter' }),
+  WATCH_BACKOFF_MAX_MS: Type.Integer({ default: 60_000, minimum: 1, maximum: 3_600_000, description: 'longest delay between reconnect attempts of a resource watch' }),
   TERMINAL_IDLE_TIMEOUT_MS: Type.Integer({ default: 900_000, minimum: 100, maximum: 86_400_000, description: 'a terminal session with no input for this long is closed (with a close message)' }),
   TERMINAL_PING_MS: Type.Integer({ default: 30_000, minimum: 50, maximum: 600_000, description: 'how often the terminal WebSocket pings the client (proxies cut silent connections); a client that misses two pongs is dropped' }),
   LOG_LINE_MAX_BYTES: Type.Integer({ default: 16_384, minimum: 256, maximum: 1_048_576, description: 'longest pod log line streamed; longer lines are cut and marked' }),

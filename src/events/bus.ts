@@ -24,6 +24,13 @@ export interface BusEvents {
   'run.finished': { owner_id: string; workflow_id: string; run_id: string; status: string }
   /** Tracked resources of this owner were created, updated or marked deleted. */
   'resources.changed': { owner_id: string }
+  /** A watched resource's status (or ready count) changed in the cluster; published once per change. */
+  'resource.status': {
+    owner_id: string; workflow_id: string; resource_id: string; node_id: string; kind: string; name: string; namespace: string | null
+    old_status: string; new_status: string; message: string; counters: Record<string, number | string | null>
+  }
+  /** A workflow's watches finished their initial list (start or resync): every watched node's status. */
+  'workflow.synced': { owner_id: string; workflow_id: string; nodes: Array<{ node_id: string; status: unknown }> }
   'stats.updated': { owner_id: string }
   'cluster.changed': { owner_id: string; cluster_id: string }
   /** A cluster's connection status changed (health check, test, refresh or new credentials). */

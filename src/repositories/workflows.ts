@@ -244,6 +244,21 @@ export class WorkflowRepository {
     return docs.map((d) => ({ id: d._id, run_id: d.running_run_id as string }))
   }
 
+  /**
+   * Sets one node's live status (`data._status`) and nothing else: no other field is rewritten and
+   * `updated_at` is left alone, so a save or a fix prepared meanwhile is not mistaken for a conflicting edit.
+   * Answers whether a node with that id was there.
+   */
+  async setNodeStatus(ownerId: string, id: string, nodeId: string, status: Record<string, unknown>): Promise<boolean> {
+    if (!isId(id)) return false
+    const res = await this.writing(id, () => this.c.updateOne(
+      { _id: id, owner_id: ownerId, 'nodes.id': nodeId },
+      { $set: { 'nodes.$[n].data._status': status } },
+      { arrayFilters: [{ 'n.id': nodeId }] },
+    ))
+    return res.matchedCount === 1
+  }
+
   async delete(ownerId: string, id: string): Promise<boolean> {
     if (!isId(id)) return false
     const res = await this.writing(id, () => this.c.deleteOne({ _id: id, owner_id: ownerId }))
