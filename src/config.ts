@@ -47,6 +47,9 @@ export const ConfigSchema = Type.Object({
   TERMINAL_IDLE_TIMEOUT_MS: Type.Integer({ default: 900_000, minimum: 100, maximum: 86_400_000, description: 'a terminal session with no input for this long is closed (with a close message)' }),
   TERMINAL_PING_MS: Type.Integer({ default: 30_000, minimum: 50, maximum: 600_000, description: 'how often the terminal WebSocket pings the client (proxies cut silent connections); a client that misses two pongs is dropped' }),
   LOG_LINE_MAX_BYTES: Type.Integer({ default: 16_384, minimum: 256, maximum: 1_048_576, description: 'longest pod log line streamed; longer lines are cut and marked' }),
+  SSE_HEARTBEAT_MS: Type.Integer({ default: 15_000, minimum: 10, maximum: 600_000, description: 'period of the `: ping` comment on open SSE streams (keeps proxies from cutting idle ones)' }),
+  SSE_BUFFER_SIZE: Type.Integer({ default: 256, minimum: 1, maximum: 100_000, description: 'events buffered per SSE subscriber; when full, events are dropped for that subscriber and a warning logged' }),
+  SSE_REPLAY_SIZE: Type.Integer({ default: 256, minimum: 0, maximum: 100_000, description: 'events kept per stream key for clients reconnecting with Last-Event-ID (0 = no replay)' }),
   STATS_REFRESH_CRON: Type.String({ default: '*/10 * * * *', minLength: 9, maxLength: 100, description: 'cron schedule of the dashboard statistics repair' }),
   PUBLIC_URL: Type.String({ default: 'http://localhost:3000', pattern: '^https?://', description: 'address clients reach this service at' }),
   // Sign-in (README "Sign-in").

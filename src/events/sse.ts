@@ -1,0 +1,129 @@
+// Serves one hub key as Server-Sent Events on a Fastify reply (API.md §7): headers flushed at once, the
+// first frame carries `retry: 3000` and the `metadata` snapshot, then `id/event/data` frames (LF only, one
+// line of JSON), `: ping` comments every SSE_HEARTBEAT_MS so proxies keep the connection, and an end on
+// client disconnect or hub close (shutdown).
+//
+// Backpressure: a frame is written only when the socket drained the previous one, so the socket buffer
+// holds at most one frame beyond its high-water mark; a client that cannot keep up fills its bounded hub
+// buffer instead, and events are dropped there (spec delivery rule 2), never queued without bound.
+import { once } from 'node:events'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { StreamEvent, StreamHub, Subscription } from './stream-hub.ts'
+
+export const RETRY_MS = 3000
+export const DEFAULT_HEARTBEAT_MS = 15_000
+
+export interface ServeStreamOptions {
+  hub: StreamHub
+  key: string
+  /** The snapshot sent first as `metadata`; throwing (e.g. NotFound) answers with the error before any stream starts. */
+  metadata: () => Promise<unknown>
+  /** Called once the caller is known to be allowed, before the headers go out; throwing answers with the error. */
+  onOpen?: () => void | Promise<void>
+  /** Called once when the stream ends, for whatever reason, if onOpen succeeded. */
+  onClose?: () => void
+  /** Heartbeat period; defaults to the app's SSE_HEARTBEAT_MS (15 s). */
+  heartbeatMs?: number
+}
+
+const LAST_EVENT_ID = /^\d{1,15}$/
+
+/** The Last-Event-ID a reconnecting client sent, if it is one of ours (a non-negative integer). */
+export function lastEventId(req: FastifyRequest): number | undefined {
+  const header = req.headers['last-event-id']
+  const value = Array.isArray(header) ? header[0] : header
+  return typeof value === 'string' && LAST_EVENT_ID.test(value.trim()) ? Number(value.trim()) : undefined
+}
+
+/** One SSE frame. JSON.stringify never emits a raw CR or LF, so `data` is always one line. */
+export function frame(id: number, type: string, data: unknown, retryMs?: number): string {
+  return `${retryMs !== undefined ? `retry: ${retryMs}\n` : ''}id: ${id}\nevent: ${type}\ndata: ${JSON.stringify(data ?? null)}\n\n`
+}
+
+// A hub event object is shared by all subscribers of its key in this process: encode it once.
+const encoded = new WeakMap<StreamEvent, Buffer>()
+function encode(event: StreamEvent): Buffer {
+  let bytes = encoded.get(event)
+  if (!bytes) {
+    bytes = Buffer.from(frame(event.id, event.type, event.data))
+    encoded.set(event, bytes)
+  }
+  return bytes
+}
+
+const PING = Buffer.from(': ping\n\n')
+
+export const SSE_HEADERS = {
+  'content-type': 'text/event-stream',
+  'cache-control': 'no-cache',
+  'x-accel-buffering': 'no',
+  connection: 'keep-alive',
+} as const
+
+/**
+ * Subscribes, checks (metadata, onOpen), then takes the reply over and streams until the client leaves or
+ * the hub closes. Resolves when the stream has ended; rejects only before the stream started (the error
+ * then answers the request as any route error does).
+ */
+export async function serveStream(req: FastifyRequest, reply: FastifyReply, opts: ServeStreamOptions): Promise<void> {
+  // Subscribed before the snapshot is read, so nothing published in between is missed.
+  const sub = opts.hub.subscribe(opts.key, { lastEventId: lastEventId(req) })
+  let metadata: unknown
+  try {
+    metadata = await opts.metadata()
+    await opts.onOpen?.()
+  } catch (err) {
+    sub.close()
+    throw err
+  }
+  const config = (req.server as { config?: { SSE_HEARTBEAT_MS?: number } }).config
+  const heartbeatMs = opts.heartbeatMs ?? config?.SSE_HEARTBEAT_MS ?? DEFAULT_HEARTBEAT_MS
+
+  reply.hijack()
+  const res = reply.raw
+  const socket = req.raw.socket
+  socket.setNoDelay(true)
+  socket.setKeepAlive(true)
+  // Reply headers set by hooks so far (CORS, security headers) go out with the stream's own.
+  const headers: Record<string, string | number | string[]> = {}
+  for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) headers[name] = value as string | number | string[]
+  res.writeHead(200, { ...headers, ...SSE_HEADERS })
+
+  let closed = false
+  const end = () => {
+    if (closed) return
+    closed = true
+    clearInterval(heartbeat)
+    sub.close()
+    try { opts.onClose?.() } catch (err) { req.log.error({ err: { message: (err as Error)?.message } }, 'stream onClose failed') }
+    if (!res.writableEnded) res.end()
+  }
+  res.on('close', end)
+  res.on('error', end)
+  const heartbeat = setInterval(() => {
+    // A ping behind a backlog says nothing and would grow it.
+    if (!res.writableNeedDrain && !res.destroyed) res.write(PING)
+  }, heartbeatMs)
+  heartbeat.unref()
+
+  try {
+    if (!res.write(frame(sub.since, 'metadata', metadata, RETRY_MS))) await drained(res, sub)
+    for await (const event of sub as AsyncIterable<StreamEvent>) {
+      if (closed || res.destroyed || sub.closed) break
+      if (!res.write(encode(event))) await drained(res, sub)
+    }
+  } finally {
+    end()
+  }
+}
+
+/** Waits for the socket to drain, or for the stream to end meanwhile. */
+async function drained(res: NodeJS.WritableStream & { destroyed: boolean }, sub: Subscription): Promise<void> {
+  if (res.destroyed || sub.closed) return
+  const ac = new AbortController()
+  try {
+    await Promise.race([once(res, 'drain', { signal: ac.signal }), once(res, 'close', { signal: ac.signal }), sub.done])
+  } catch { /* aborted */ } finally {
+    ac.abort()
+  }
+}

@@ -1,0 +1,250 @@
+// The SSE hub: stream keys (`workflow:<id>`, `resource:<id>`, `pod-logs:<id>`, `build:<id>`, `import:<id>`),
+// fan-out to subscribers, and a replay window for reconnecting clients (Last-Event-ID).
+//
+// Spec delivery rules 1 and 2: publishing fans out to every subscriber of the key and never blocks. Each
+// subscriber has a bounded buffer; when it is full (the client's socket cannot keep up), the event is
+// dropped for that subscriber alone and a warning is logged, rate-limited per key and without the payload
+// (payloads can hold log lines). Events are plain JSON and the interface is all publishers and routes see,
+// so a cross-replica transport (Redis streams, NATS) can replace the in-process implementation.
+
+export interface StreamEvent { id: number; type: string; data: unknown }
+
+export interface Subscription extends AsyncIterable<StreamEvent> {
+  close(): void
+  readonly closed: boolean
+  /** The id this subscription starts after: the Last-Event-ID it was given, else the key's latest id when it subscribed. */
+  readonly since: number
+  /** Settles when the subscription closes (client gone, hub closed), so a writer blocked on a slow socket can stop. */
+  readonly done: Promise<void>
+}
+
+export interface SubscribeOptions {
+  /** Replay the events after this id that are still in the key's window. */
+  lastEventId?: number
+  bufferSize?: number
+  /** Called for each event dropped because this subscriber's buffer was full. */
+  onDrop?: () => void
+}
+
+export interface StreamHub {
+  /** Never blocks: fans out to the subscribers of `key`. */
+  publish(key: string, type: string, data: unknown): void
+  subscribe(key: string, opts?: SubscribeOptions): Subscription
+  subscriberCount(key: string): number
+  /** Ends every subscription (shutdown); later subscriptions start closed. */
+  close(): void
+}
+
+export interface HubLog { warn(obj: object, msg: string): void }
+
+export interface MemoryHubOptions {
+  /** Per-subscriber buffer (events); spec: bounded, size not given; API.md §7: 256. */
+  bufferSize?: number
+  /** Events kept per key for Last-Event-ID. */
+  replaySize?: number
+  /** A key with no subscribers and no event for this long is forgotten (its replay window with it). */
+  idleKeyMs?: number
+  /** At most one drop warning per key in this period; the next one reports the count since. */
+  warnIntervalMs?: number
+  log?: HubLog
+  now?: () => number
+}
+
+interface KeyState {
+  lastId: number
+  /** Ring of the last replaySize events, oldest first from `start`. */
+  replay: StreamEvent[]
+  start: number
+  subscribers: Set<MemorySubscription>
+  lastActivity: number
+  dropped: number
+  lastWarn: number
+}
+
+class MemorySubscription implements Subscription {
+  private queue: StreamEvent[] = []
+  private head = 0
+  private waiter: ((r: IteratorResult<StreamEvent>) => void) | null = null
+  private ended: { promise: Promise<void>; resolve: () => void } | null = null
+  closed = false
+
+  constructor(
+    readonly since: number,
+    private readonly capacity: number,
+    private readonly onDrop: (() => void) | undefined,
+    private readonly release: (s: MemorySubscription) => void,
+  ) {}
+
+  /** False when the buffer was full and the event was dropped. */
+  offer(event: StreamEvent): boolean {
+    if (this.closed) return true
+    const waiter = this.waiter
+    if (waiter) {
+      this.waiter = null
+      waiter({ value: event, done: false })
+      return true
+    }
+    if (this.queue.length - this.head >= this.capacity) {
+      this.onDrop?.()
+      return false
+    }
+    this.queue.push(event)
+    return true
+  }
+
+  // Created on first use: most subscribers never need it, and 10,000 of them should stay small.
+  get done(): Promise<void> {
+    if (this.closed) return Promise.resolve()
+    if (!this.ended) {
+      let resolve!: () => void
+      const promise = new Promise<void>((r) => { resolve = r })
+      this.ended = { promise, resolve }
+    }
+    return this.ended.promise
+  }
+
+  close(): void {
+    if (this.closed) return
+    this.closed = true
+    this.queue = []
+    this.head = 0
+    this.release(this)
+    this.ended?.resolve()
+    const waiter = this.waiter
+    this.waiter = null
+    waiter?.({ value: undefined, done: true })
+  }
+
+  private take(): StreamEvent | undefined {
+    if (this.head >= this.queue.length) return undefined
+    const event = this.queue[this.head++]
+    // Compact now and then rather than shift() per event.
+    if (this.head >= 64 && this.head * 2 >= this.queue.length) {
+      this.queue = this.queue.slice(this.head)
+      this.head = 0
+    }
+    return event
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<StreamEvent> {
+    return {
+      next: () => {
+        const event = this.take()
+        if (event) return Promise.resolve({ value: event, done: false })
+        if (this.closed) return Promise.resolve({ value: undefined, done: true })
+        return new Promise((resolve) => { this.waiter = resolve })
+      },
+      return: () => {
+        this.close()
+        return Promise.resolve({ value: undefined, done: true })
+      },
+    }
+  }
+}
+
+export class MemoryStreamHub implements StreamHub {
+  private readonly keys = new Map<string, KeyState>()
+  private readonly bufferSize: number
+  private readonly replaySize: number
+  private readonly idleKeyMs: number
+  private readonly warnIntervalMs: number
+  private readonly now: () => number
+  private closed = false
+  private lastSweep = 0
+
+  constructor(private readonly opts: MemoryHubOptions = {}) {
+    this.bufferSize = opts.bufferSize ?? 256
+    this.replaySize = opts.replaySize ?? 256
+    this.idleKeyMs = opts.idleKeyMs ?? 5 * 60_000
+    this.warnIntervalMs = opts.warnIntervalMs ?? 10_000
+    this.now = opts.now ?? Date.now
+  }
+
+  publish(key: string, type: string, data: unknown): void {
+    if (this.closed) return
+    const now = this.now()
+    this.sweep(now)
+    const state = this.state(key, now)
+    const event: StreamEvent = { id: ++state.lastId, type, data }
+    state.lastActivity = now
+    if (this.replaySize > 0) {
+      if (state.replay.length < this.replaySize) state.replay.push(event)
+      else {
+        state.replay[state.start] = event
+        state.start = (state.start + 1) % this.replaySize
+      }
+    }
+    let dropped = 0
+    for (const sub of state.subscribers) if (!sub.offer(event)) dropped++
+    if (dropped) this.warnDropped(key, state, dropped, now)
+  }
+
+  subscribe(key: string, opts: SubscribeOptions = {}): Subscription {
+    const now = this.now()
+    this.sweep(now)
+    const state = this.closed ? undefined : this.state(key, now)
+    const requested = opts.lastEventId
+    // An id from before this key's window was recreated (idle key forgotten, restart) cannot be resumed from.
+    const resumable = state !== undefined && requested !== undefined && requested >= 0 && requested <= state.lastId
+    const since = resumable ? requested : state?.lastId ?? 0
+    const sub = new MemorySubscription(since, opts.bufferSize ?? this.bufferSize, opts.onDrop, (s) => {
+      state?.subscribers.delete(s)
+      if (state) state.lastActivity = this.now()
+    })
+    if (!state) { sub.close(); return sub }
+    state.lastActivity = now
+    if (resumable) {
+      let dropped = 0
+      for (const event of this.window(state)) if (event.id > since && !sub.offer(event)) dropped++
+      if (dropped) this.warnDropped(key, state, dropped, now)
+    }
+    state.subscribers.add(sub)
+    return sub
+  }
+
+  subscriberCount(key: string): number {
+    return this.keys.get(key)?.subscribers.size ?? 0
+  }
+
+  close(): void {
+    this.closed = true
+    for (const state of this.keys.values()) for (const sub of [...state.subscribers]) sub.close()
+    this.keys.clear()
+  }
+
+  /** Keys currently held (with subscribers or a recent event): what the memory bound is about. */
+  keyCount(): number {
+    return this.keys.size
+  }
+
+  private state(key: string, now: number): KeyState {
+    let state = this.keys.get(key)
+    if (!state) {
+      state = { lastId: 0, replay: [], start: 0, subscribers: new Set(), lastActivity: now, dropped: 0, lastWarn: -Infinity }
+      this.keys.set(key, state)
+    }
+    return state
+  }
+
+  private window(state: KeyState): StreamEvent[] {
+    return state.start === 0 ? state.replay : [...state.replay.slice(state.start), ...state.replay.slice(0, state.start)]
+  }
+
+  private warnDropped(key: string, state: KeyState, count: number, now: number): void {
+    state.dropped += count
+    if (now - state.lastWarn < this.warnIntervalMs) return
+    this.opts.log?.warn({ stream: key, dropped: state.dropped, subscribers: state.subscribers.size },
+      'stream subscriber buffer full: events dropped for a slow subscriber')
+    state.dropped = 0
+    state.lastWarn = now
+  }
+
+  /** Forgets keys nobody listens to and nothing was published on for idleKeyMs, at most once per idleKeyMs/4. */
+  private sweep(now: number): void {
+    if (now - this.lastSweep < this.idleKeyMs / 4) return
+    this.lastSweep = now
+    for (const [key, state] of this.keys) {
+      if (state.subscribers.size === 0 && now - state.lastActivity >= this.idleKeyMs) this.keys.delete(key)
+    }
+  }
+}
