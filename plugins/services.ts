@@ -129,6 +129,8 @@ export default fp(async (app) => {
   app.addHook('onReady', async () => { void k8s().catch(() => undefined) })
   services.stats.start(config.STATS_REFRESH_CRON)
   services.clusterHealth.start(config.CLUSTER_HEALTH_CRON)
+  // Before the server waits for open requests: a reply waiting on a run answers 202 now.
+  app.addHook('preClose', async () => { services.runs.stopAccepting() })
   app.addHook('onClose', async () => {
     // Runs in flight get most of the grace period (the process is killed at SHUTDOWN_GRACE_MS).
     await services.runs.close(Math.floor(config.SHUTDOWN_GRACE_MS * 0.8))

@@ -79,6 +79,9 @@ export class RunService {
   private readonly limiters: ClusterLimiters
   private readonly inFlight = new Map<string, { ownerId: string; workflowId: string; dryRun: boolean; done: Promise<Run> }>()
   private closing = false
+  private announceClosing!: () => void
+  /** Settles when shutdown begins: replies waiting for a run answer 202 at once instead of holding the server open. */
+  private readonly closingSignal = new Promise<void>((resolve) => { this.announceClosing = resolve })
   /** Tells this process's runs from those of a dead process or of another replica on the same database. */
   private readonly instanceId = newRunId()
   private heartbeat: NodeJS.Timeout | null = null
@@ -138,6 +141,22 @@ export class RunService {
     this.inFlight.set(runId, { ownerId, workflowId, dryRun, done })
     void done.finally(() => this.inFlight.delete(runId))
     return { run, done }
+  }
+
+  /** The finished run if it finishes within `ms`, otherwise null (also as soon as shutdown begins). */
+  async waitFor(done: Promise<Run>, ms: number): Promise<Run | null> {
+    let timer: NodeJS.Timeout | undefined
+    try {
+      return await Promise.race([done, this.closingSignal.then(() => null), new Promise<null>((resolve) => { timer = setTimeout(() => resolve(null), ms) })])
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
+  /** Shutdown has begun: no new runs, and nobody waits on one. */
+  stopAccepting(): void {
+    this.closing = true
+    this.announceClosing()
   }
 
   async get(ownerId: string, workflowId: string, runId: string): Promise<Run> {
@@ -355,7 +374,7 @@ export class RunService {
 
   /** Refuses new runs, gives those in flight `graceMs` to finish, then records the rest as interrupted. */
   async close(graceMs: number): Promise<void> {
-    this.closing = true
+    this.stopAccepting()
     if (this.heartbeat) clearInterval(this.heartbeat)
     this.heartbeat = null
     if (!this.inFlight.size) return

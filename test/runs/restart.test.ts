@@ -114,7 +114,7 @@ t.test('SIGKILL mid-run: the next start fails the run as interrupted, keeps its 
 })
 
 t.test('graceful shutdown: a run still going after the grace period is recorded as interrupted; a second instance on the database leaves it alone meanwhile', async (t) => {
-  const config = testConfig({ RUN_HEARTBEAT_MS: 100, MONGODB_URI: db.uri, MONGODB_DB: db.dbName, RUN_REPLY_WAIT_MS: 0, SHUTDOWN_GRACE_MS: 300, LOG_LEVEL: 'info', CLUSTER_HEALTH_CRON: '0 0 1 1 *', STATS_REFRESH_CRON: '0 0 1 1 *', ...secrets })
+  const config = testConfig({ RUN_HEARTBEAT_MS: 100, MONGODB_URI: db.uri, MONGODB_DB: db.dbName, RUN_REPLY_WAIT_MS: 60_000, SHUTDOWN_GRACE_MS: 300, LOG_LEVEL: 'info', CLUSTER_HEALTH_CRON: '0 0 1 1 *', STATS_REFRESH_CRON: '0 0 1 1 *', ...secrets })
   const logs: string[] = []
   const app = await buildApp(config, { logStream: new Writable({ write(c, _e, done) { logs.push(String(c)); done() } }) })
   await app.ready()
@@ -124,16 +124,26 @@ t.test('graceful shutdown: a run still going after the grace period is recorded 
   await app.inject({ method: 'POST', url: `/v1/api/workflows/${wf.json().id}/save`, headers, payload: shopGraph({ namespace: 'graceful' }) })
   sim.faults.setLatency(300)
   t.teardown(() => sim.faults.reset())
-  const started = await app.inject({ method: 'POST', url: `/v1/api/workflows/${wf.json().id}/run`, headers, payload: { trigger_data: TRIGGER } })
-  t.equal(started.statusCode, 202)
+  // Over a real connection: the server must not wait a minute for this reply when it shuts down.
+  const address = await app.listen({ port: 0, host: '127.0.0.1' })
+  const runStarted = app.bus.next('run.started', (e) => e.workflow_id === wf.json().id)
+  const reply = fetch(`${address}/v1/api/workflows/${wf.json().id}/run`, {
+    method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ trigger_data: TRIGGER }),
+  })
+  await runStarted
   // Another replica starting on the same database: the run is alive (heartbeats), so its recovery leaves it.
   const other = await buildApp(config, { logStream: new Writable({ write(_c, _e, done) { done() } }) })
   await other.ready()
-  t.equal((await db.db.collection('workflow_runs').findOne({ _id: started.json().id }))?.status, 'running', 'a live run of another instance is not interrupted')
+  const runId = (await db.db.collection('workflow_runs').findOne({ workflow_id: wf.json().id }))!._id
+  t.equal((await db.db.collection('workflow_runs').findOne({ _id: runId }))?.status, 'running', 'a live run of another instance is not interrupted')
   await other.close()
-  await app.close()
+  const closed = app.close()
+  const res = await reply
+  t.equal(res.status, 202, 'the waiting reply answers at once when shutdown begins')
+  t.equal(res.headers.get('location'), `/v1/api/workflows/${wf.json().id}/runs/${runId}`)
+  await closed
   sim.faults.reset()
-  const run = await db.db.collection('workflow_runs').findOne({ _id: started.json().id })
+  const run = await db.db.collection('workflow_runs').findOne({ _id: runId })
   t.equal(run?.status, 'failed')
   t.match(run?.error, /^interrupted: the service shut down/)
   const workflow = await db.db.collection('workflows').findOne({ _id: wf.json().id })

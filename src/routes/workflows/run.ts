@@ -32,9 +32,7 @@ export default async function runRoutes(app: App) {
     },
   }, async (req, reply) => {
     const { run, done } = await runs.start(req.user.id, req.params.id, req.body ?? {})
-    let timer: NodeJS.Timeout | undefined
-    const finished = await Promise.race([done, new Promise<null>((resolve) => { timer = setTimeout(() => resolve(null), waitMs) })])
-    clearTimeout(timer)
+    const finished = await runs.waitFor(done, waitMs)
     if (finished) return reply.code(200).send(finished)
     const current: Run = (await runs.get(req.user.id, req.params.id, run.id).catch(() => null)) ?? run
     return reply.code(202).header('location', `/v1/api/workflows/${req.params.id}/runs/${run.id}`).send(current)
