@@ -101,7 +101,7 @@ export async function startEmbeddedMongoServer(opts: EmbeddedMongoServerOptions)
 
   const sockets = new Set<Socket>()
   const cursors = new CursorRegistry()
-  const stats: ServerStats = { docsExamined: 0, filtersCompiled: 0, commands: 0, commandTimings: new Map() }
+  const stats: ServerStats = { docsExamined: 0, filtersCompiled: 0, countShortcuts: 0, commands: 0, commandTimings: new Map() }
   const state: ServerState = { catalog, cursors, storage, stats, logger, startedAt: Date.now(), connections: () => sockets.size }
   let connectionIds = 0
 

@@ -16,6 +16,8 @@ export interface ServerStats {
   docsExamined: number
   /** General (mingo) filters compiled by the read path; plain equality lookups do not add to it. */
   filtersCompiled: number
+  /** Aggregations answered by counting the matched documents instead of running mingo (see count-pipeline.ts). */
+  countShortcuts: number
   commands: number
   /** Server CPU time per command name: message decode, handler and reply encode (not the journal wait). */
   commandTimings: Map<string, { count: number; totalMs: number }>

@@ -204,3 +204,63 @@ t.test('the direct projection gives the fields and values mingo\'s projection gi
   }), { numRuns: 3000 })
   t.ok(fastTaken > 500, `the direct projection was taken ${fastTaken} times`)
 })
+
+t.test('countDocuments\' pipeline is answered by counting the matched documents, as mingo\'s $group answers it', async (t) => {
+  const coll = db.collection('counts')
+  const docs = fc.sample(storedDoc, { numRuns: 80, seed: 7 }).map((d, i) => ({ ...Object.fromEntries(Object.entries(d).filter(([, v]) => v !== undefined)), _id: i }))
+  await coll.insertMany(docs as never[])
+  // Compound, so {owner_id} equalities go through its first field's entries (arrays in one key only: no parallel arrays).
+  await coll.createIndex({ owner_id: 1, _id: -1 })
+  const shortcuts = () => server.stats.countShortcuts
+  // `$sum: {$literal: 1}` is the same count in a shape the shortcut does not take.
+  const general = async (pipeline: Document[], field = 'n', id: unknown = 1) =>
+    coll.aggregate([...pipeline, { $group: { _id: id, [field]: { $sum: { $literal: 1 } } } }]).toArray()
+  let taken = 0
+  let nonZero = 0
+  // Random equalities mostly match nothing; an empty filter now and then gives skip and limit something to cut.
+  const countQuery = fc.oneof({ weight: 3, arbitrary: query }, { weight: 1, arbitrary: fc.constant<Doc>({}) })
+  await fc.assert(fc.asyncProperty(countQuery, fc.option(fc.nat(3)), fc.option(fc.integer({ min: 1, max: 90 })), async (q, skip, limit) => {
+    q = { ...q }
+    if (Number.isNaN(q._id)) delete q._id
+    const before = shortcuts()
+    const counted = await coll.countDocuments(q, { ...(skip !== null && { skip }), ...(limit !== null && { limit }) })
+    taken += shortcuts() - before
+    const stages = [{ $match: q }, ...(skip ? [{ $skip: skip }] : []), ...(limit ? [{ $limit: limit }] : [])]
+    const expected = (await general(stages))[0]?.n ?? 0
+    if (expected > 0) nonZero++
+    t.equal(counted, expected, JSON.stringify({ q, skip, limit }))
+  }), { numRuns: 150 })
+  t.equal(taken, 150, 'every countDocuments took the shortcut')
+  t.ok(nonZero > 20, `${nonZero} counts were not zero`)
+  for (const id of [1, null, 'all', true, 2.5]) {
+    const before = shortcuts()
+    const raw = await coll.aggregate([{ $match: { owner_id: 'a' } }, { $group: { _id: id, total: { $sum: 1 } } }]).toArray()
+    t.equal(shortcuts() - before, 1, `group _id ${JSON.stringify(id)} is taken`)
+    t.same(raw, await general([{ $match: { owner_id: 'a' } }], 'total', id), `group _id ${JSON.stringify(id)}`)
+  }
+  t.same(await coll.aggregate([{ $match: { owner_id: 'no such' } }, { $group: { _id: 1, n: { $sum: 1 } } }]).toArray(), [], 'nothing matched: no group')
+})
+
+t.test('pipelines that only resemble a count run through mingo', async (t) => {
+  const coll = db.collection('counts')
+  const notTaken: Document[][] = [
+    [{ $match: {} }, { $group: { _id: 1, n: { $sum: 2 } } }],
+    [{ $match: {} }, { $group: { _id: '$owner_id', n: { $sum: 1 } } }],
+    [{ $match: {} }, { $group: { _id: 1, n: { $sum: 1 }, m: { $sum: 1 } } }],
+    [{ $match: {} }, { $limit: 3 }, { $skip: 1 }, { $group: { _id: 1, n: { $sum: 1 } } }],
+    [{ $match: {} }, { $skip: 1.5 }, { $group: { _id: 1, n: { $sum: 1 } } }],
+    // MongoDB refuses a $limit of 0; whatever the general path answers, the shortcut does not decide it.
+    [{ $match: {} }, { $limit: 0 }, { $group: { _id: 1, n: { $sum: 1 } } }],
+    [{ $group: { _id: 1, n: { $sum: 1 } } }],
+    [{ $match: {} }, { $group: { _id: { $literal: 1 }, n: { $sum: 1 } } }],
+    [{ $match: {} }, { $sort: { _id: 1 } }, { $group: { _id: 1, n: { $sum: 1 } } }],
+  ]
+  for (const pipeline of notTaken) {
+    const before = server.stats.countShortcuts
+    await coll.aggregate(pipeline).toArray().catch(() => [])
+    t.equal(server.stats.countShortcuts, before, JSON.stringify(pipeline))
+  }
+  const before = server.stats.countShortcuts
+  t.same(await coll.aggregate([{ $match: {} }, { $group: { _id: 1, n: { $sum: 1 } } }]).toArray(), [{ _id: 1, n: 80 }], 'an empty $match counts everything')
+  t.equal(server.stats.countShortcuts - before, 1)
+})

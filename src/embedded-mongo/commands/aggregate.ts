@@ -1,6 +1,7 @@
 // aggregate: mingo runs the pipeline; a leading $match goes through the indexed read path first.
 import { Aggregator } from 'mingo/aggregator'
 import { ProcessingMode } from 'mingo/core'
+import { countResult, countShape } from '../count-pipeline.ts'
 import { CommandError, ErrorCodes } from '../errors.ts'
 import { mingoOptions } from '../mingo-context.ts'
 import { forMatching } from '../regex-flags.ts'
@@ -93,7 +94,10 @@ export const aggregate: CommandHandler = (cmd, ctx) => {
     throw new CommandError(ErrorCodes.FailedToParse, "The 'cursor' option is required, except for aggregate with the explain argument")
   }
   const variables = isPlainObject(cmd.let) ? cmd.let : undefined
-  const results = runPipeline(ctx, pipelineSource(ctx, collName, pipeline, variables !== undefined), variables)
+  const source = pipelineSource(ctx, collName, pipeline, variables !== undefined)
+  const count = source.match && countShape(source.rest)
+  if (count) ctx.state.stats.countShortcuts++
+  const results = count ? countResult(count, source.docs.length) : runPipeline(ctx, source, variables)
   const ns = collName === undefined ? `${ctx.db}.$cmd.aggregate` : `${ctx.db}.${collName}`
   return cursorReply(ctx, ns, results, { batchSize: batchSizeOf(cmd.cursor.batchSize) })
 }
