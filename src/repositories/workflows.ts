@@ -4,6 +4,7 @@ import { indexSetups } from './indexes.ts'
 import { isId, newId } from './ids.ts'
 import { paginate, type PageRequest, type Page } from './pagination.ts'
 import { ReadCache, type ReadCacheOptions } from './read-cache.ts'
+import { PageCache } from './page-cache.ts'
 import type { GraphEdge, GraphNode } from '../services/workflow-graph.ts'
 
 export type WorkflowStatus = 'draft' | 'published' | 'archived'
@@ -104,6 +105,9 @@ indexSetups.push(async (db) => {
   await backfillGraphSummaries(db, 'workflows')
 })
 
+/** List pages the page cache keeps: up to 100 summaries of ~0.5 KB each, so ~5 MB at most. */
+const LIST_PAGE_CACHE_ENTRIES = 100
+
 export type WorkflowInput = Pick<WorkflowDoc, 'name' | 'description' | 'cluster_id'> & Partial<Pick<WorkflowDoc, 'nodes' | 'edges' | 'metadata' | 'status'>>
 
 export interface WorkflowRepositoryOptions {
@@ -119,17 +123,21 @@ export interface WorkflowRepositoryOptions {
 export class WorkflowRepository {
   private readonly c: Collection<WorkflowDoc>
   private readonly cache: ReadCache<Workflow> | null
+  // Summary list pages (not include=graph ones, which can be large), under the same condition as `cache`.
+  private readonly pages: PageCache<Page<WorkflowSummary>> | null
   constructor(db: Db, private readonly now: () => Date = () => new Date(), options: WorkflowRepositoryOptions = {}) {
     this.c = db.collection<WorkflowDoc>('workflows')
     this.cache = options.cache ? new ReadCache<Workflow>(options.cache) : null
+    this.pages = options.cache ? new PageCache<Page<WorkflowSummary>>({ maxEntries: LIST_PAGE_CACHE_ENTRIES }) : null
   }
 
-  /** Runs a write to `id`, then drops `id` from the read cache. */
+  /** Runs a write to `id`, then drops `id` from the read cache and every cached list page. */
   private async writing<R>(id: string, write: () => Promise<R>): Promise<R> {
     try {
       return await write()
     } finally {
       this.cache?.drop(id)
+      this.pages?.dropAll()
     }
   }
 
@@ -156,6 +164,14 @@ export class WorkflowRepository {
 
   /** Summaries, computed by the database; `graph` adds the nodes and edges. */
   async list(ownerId: string, req: PageRequest, filter: { status?: WorkflowStatus } = {}, options: { graph?: boolean } = {}): Promise<Page<WorkflowSummary>> {
+    const load = () => this.listPage(ownerId, req, filter, options)
+    if (!this.pages || options.graph) return load()
+    // Every input of the query, and nothing else, so two requests share a page exactly when their answers agree.
+    const key = JSON.stringify([ownerId, req.page, req.limit, req.sort, req.order, req.search, filter.status])
+    return this.pages.get(key) ?? this.pages.read(key, load)
+  }
+
+  private listPage(ownerId: string, req: PageRequest, filter: { status?: WorkflowStatus }, options: { graph?: boolean }): Promise<Page<WorkflowSummary>> {
     return paginate(this.c, req, {
       filter: { owner_id: ownerId, ...(filter.status && { status: filter.status }) },
       sortFields: WORKFLOW_SORT_FIELDS,

@@ -1,0 +1,44 @@
+// List pages kept in memory under the same condition as ReadCache: only while this process is the
+// database's sole client (the embedded server). Any write through the owning repository drops every page,
+// because one write can move a document into or out of any page of its owner and change the totals;
+// dropping them all needs no reasoning about which pages a write touched, and writes are rare next to list
+// reads. A read that overlapped a write does not store what it read.
+
+export interface PageCacheOptions { /** Pages kept; the least recently used goes first. */ maxEntries: number }
+
+export class PageCache<T> {
+  // Map keeps insertion order: re-inserting on a hit makes the first key the least recently used.
+  private readonly entries = new Map<string, T>()
+  // Counts drops, so a read can tell whether one happened while it ran.
+  private drops = 0
+  constructor(private readonly options: PageCacheOptions) {}
+
+  get size(): number { return this.entries.size }
+
+  /** A copy of the cached page (callers may mutate it), or undefined on a miss. */
+  get(key: string): T | undefined {
+    const hit = this.entries.get(key)
+    if (hit === undefined) return undefined
+    this.entries.delete(key)
+    this.entries.set(key, hit)
+    return structuredClone(hit)
+  }
+
+  /** Runs `read` and caches its result unless a write dropped the pages while it ran. */
+  async read(key: string, read: () => Promise<T>): Promise<T> {
+    const dropsBefore = this.drops
+    const value = await read()
+    if (this.drops === dropsBefore) {
+      this.entries.delete(key)
+      this.entries.set(key, structuredClone(value))
+      if (this.entries.size > this.options.maxEntries) this.entries.delete(this.entries.keys().next().value!)
+    }
+    return value
+  }
+
+  /** Forgets every page; called after every write (also a failed one: it may have been applied). */
+  dropAll(): void {
+    this.entries.clear()
+    this.drops++
+  }
+}
