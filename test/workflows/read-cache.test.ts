@@ -7,6 +7,7 @@ import { WorkflowRepository } from '../../src/repositories/workflows.ts'
 import { VersionRepository } from '../../src/repositories/versions.ts'
 import { RunRepository } from '../../src/repositories/runs.ts'
 import { WorkflowService } from '../../src/services/workflow-service.ts'
+import { startTestCluster } from '../helpers/kube.ts'
 
 // MONGODB_URI unset: the app runs its own embedded server, the one setting where the read cache is on.
 const app = await buildApp(testConfig({ CLUSTER_HEALTH_CRON: '0 0 1 1 *', STATS_REFRESH_CRON: '0 0 1 1 *' }))
@@ -28,6 +29,8 @@ const node = (id: string, image: string) => ({ id, type: 'deployment', position:
 interface Ops {
   create(name: string): Promise<{ id: string }>
   get(id: string): Promise<Record<string, any> | null>
+  /** The workflow's entry in the first page of the owner's list (a summary), or null when it is not listed. */
+  listed(id: string): Promise<Record<string, any> | null>
   save(id: string, image: string): Promise<void>
   update(id: string, name: string): Promise<void>
   status(id: string, status: 'draft' | 'published' | 'archived'): Promise<void>
@@ -40,6 +43,7 @@ interface Ops {
 const httpOps: Ops = {
   create: async (name) => (await asAlice('POST', '', { name })).body,
   get: async (id) => { const r = await asAlice('GET', `/${id}`); return r.status === 200 ? r.body : null },
+  listed: async (id) => (await asAlice('GET', '?limit=100')).body.workflows.find((w: { id: string }) => w.id === id) ?? null,
   save: async (id, image) => { await asAlice('POST', `/${id}/save`, { nodes: [node('web', image)], edges: [] }) },
   update: async (id, name) => { await asAlice('PUT', `/${id}`, { name }) },
   status: async (id, status) => { await asAlice('PUT', `/${id}/status`, { status }) },
@@ -58,6 +62,7 @@ function serviceOps(repo: WorkflowRepository): Ops {
   return {
     create: (name) => service.create(owner, { name }),
     get: (id) => service.get(owner, id).catch(() => null),
+    listed: async (id) => ((await service.list(owner, { limit: 100 })).items.find((w) => w.id === id) as Record<string, any> | undefined) ?? null,
     save: async (id, image) => { await service.save(owner, id, { nodes: [node('web', image)], edges: [] }) },
     update: async (id, name) => { await service.update(owner, id, { name }) },
     status: async (id, status) => { await service.setStatus(owner, id, status) },
@@ -68,30 +73,44 @@ function serviceOps(repo: WorkflowRepository): Ops {
   }
 }
 
+/** The list's summary of a workflow as GET /:id answers it: every field but the graph, plus its summary. */
+const summaryOf = (wf: Record<string, any>) => {
+  const { nodes, edges, ...rest } = wf
+  return { ...rest, node_count: nodes.length, edge_count: edges.length, node_types: [...new Set(nodes.map((n: { type: string }) => n.type))].sort() }
+}
+
 async function noStaleReadAfterAnyWrite(t: Test, ops: Ops) {
+  // Reads by id and the list page both, after each write; each write follows both reads, so a cache holds
+  // them as they were just before the write.
+  const read = async (id: string, what: string) => {
+    const wf = await ops.get(id)
+    const listed = await ops.listed(id)
+    if (wf) t.same(listed, summaryOf(wf), `${what}: the list agrees`)
+    else t.equal(listed, null, `${what}: not listed`)
+    return wf
+  }
   const { id } = await ops.create('original')
-  // Each write follows a read, so a cache holds the workflow as it was just before the write.
-  await ops.get(id)
+  t.same(await ops.listed(id), summaryOf((await ops.get(id))!), 'create: listed at once')
   await ops.save(id, 'nginx:1')
-  t.equal((await ops.get(id))?.nodes[0].data.image, 'nginx:1', 'save')
+  t.equal((await read(id, 'save'))?.nodes[0].data.image, 'nginx:1', 'save')
   await ops.update(id, 'renamed')
-  t.equal((await ops.get(id))?.name, 'renamed', 'update')
+  t.equal((await read(id, 'update'))?.name, 'renamed', 'update')
   await ops.status(id, 'published')
-  t.equal((await ops.get(id))?.status, 'published', 'status')
+  t.equal((await read(id, 'status'))?.status, 'published', 'status')
   await ops.createVersion(id)
-  t.equal((await ops.get(id))?.current_version, 1, 'a new version (allocates its number on the workflow)')
+  t.equal((await read(id, 'version'))?.current_version, 1, 'a new version (allocates its number on the workflow)')
   await ops.save(id, 'nginx:2')
-  t.equal((await ops.get(id))?.nodes[0].data.image, 'nginx:2', 'a second save')
+  t.equal((await read(id, 'second save'))?.nodes[0].data.image, 'nginx:2', 'a second save')
   await ops.restore(id, 1)
-  const restored = await ops.get(id)
+  const restored = await read(id, 'restore')
   t.equal(restored?.nodes[0].data.image, 'nginx:1', 'restore brings the graph back')
   t.equal(restored?.current_version, 2, 'restore records a version')
   const copy = await ops.clone(id, 'copy')
-  t.equal((await ops.get(copy.id))?.name, 'copy', 'clone')
-  t.equal((await ops.get(id))?.name, 'renamed', 'the source of a clone is unchanged')
+  t.equal((await read(copy.id, 'clone'))?.name, 'copy', 'clone')
+  t.equal((await read(id, 'clone source'))?.name, 'renamed', 'the source of a clone is unchanged')
   await ops.remove(id)
-  t.equal(await ops.get(id), null, 'delete')
-  t.equal((await ops.get(copy.id))?.name, 'copy', 'deleting the source leaves the clone')
+  t.equal(await read(id, 'delete'), null, 'delete')
+  t.equal((await read(copy.id, 'clone after delete'))?.name, 'copy', 'deleting the source leaves the clone')
 }
 
 t.test('no stale read after any write path, over HTTP with the app\'s cache', (t) => noStaleReadAfterAnyWrite(t, httpOps))
@@ -170,4 +189,134 @@ t.test('a read that started before a write does not store what it read', async (
   release()
   t.equal((await slowRead)?.name, 'before', 'the slow read answers what it read (it overlapped the write)')
   t.equal((await repo.get(alice.user.id, id))?.name, 'after', 'but did not cache it: the next read sees the write')
+})
+
+t.test('with the embedded database the app serves list pages from its cache until a write through the repository', async (t) => {
+  const { id } = await httpOps.create('page cached')
+  t.equal((await httpOps.listed(id))?.name, 'page cached')
+  await workflowsColl.updateOne({ _id: id as never }, { $set: { name: 'behind its back' } })
+  t.equal((await httpOps.listed(id))?.name, 'page cached', 'served from the cache')
+  const include = await asAlice('GET', '?limit=100&include=graph')
+  t.equal(include.body.workflows.find((w: { id: string }) => w.id === id)?.name, 'behind its back', 'include=graph pages are never cached')
+  const other = await httpOps.create('another workflow')
+  t.equal((await httpOps.listed(id))?.name, 'behind its back', 'any write (here: to another workflow) drops every page')
+  t.ok(await httpOps.listed(other.id))
+})
+
+t.test('list pages are per owner and per query', async (t) => {
+  const { id } = await httpOps.create('zz alice page')
+  const mine = await asAlice('GET', '?limit=100&sort=name&order=asc')
+  const bobs = await asBob('GET', '?limit=100&sort=name&order=asc')
+  t.ok(mine.body.workflows.some((w: { id: string }) => w.id === id))
+  t.same(bobs.body, { workflows: [], total: 0, page: 1, limit: 100 }, 'bob\'s page is his own')
+  const desc = await asAlice('GET', '?limit=100&sort=name&order=desc')
+  t.same(desc.body.workflows.map((w: { id: string }) => w.id), [...mine.body.workflows].reverse().map((w: { id: string }) => w.id), 'another order is another page')
+  const searched = await asAlice('GET', '?limit=100&search=zz%20alice')
+  t.same(searched.body.workflows.map((w: { id: string }) => w.id), [id], 'another search is another page')
+  const published = await asAlice('GET', '?limit=100&status=published')
+  t.notOk(published.body.workflows.some((w: { id: string }) => w.id === id), 'another status filter is another page')
+  const second = await asAlice('GET', '?limit=1&page=2&sort=name&order=asc')
+  t.same(second.body.workflows.map((w: { id: string }) => w.id), [mine.body.workflows[1].id], 'another page number is another page')
+})
+
+t.test('a list read that started before a write does not store what it read', async (t) => {
+  // The repository's collection, with countDocuments (the list's second query) held after the database answered.
+  let hold: { answered: () => void; release: Promise<void> } | null = null
+  const db = {
+    collection: (name: string) => {
+      const c = app.db.collection(name)
+      return new Proxy(c, {
+        get: (target, key) => key !== 'countDocuments' ? Reflect.get(target, key) : async (...args: unknown[]) => {
+          const n = await (target.countDocuments as (...a: unknown[]) => Promise<unknown>)(...args)
+          const h = hold
+          if (h) { hold = null; h.answered(); await h.release }
+          return n
+        },
+      })
+    },
+  } as unknown as Db
+  const repo = new WorkflowRepository(db, undefined, { cache: { maxEntries: 10 } })
+  const owner = alice.user.id
+  const { id } = await repo.create(owner, { name: 'list before', description: '', cluster_id: null })
+  const nameIn = async (page: Promise<{ items: Array<{ id: string; name: string }> }>) => (await page).items.find((w) => w.id === id)?.name
+
+  let answered!: () => void
+  let release!: () => void
+  const readAnswered = new Promise<void>((r) => { answered = r })
+  hold = { answered, release: new Promise<void>((r) => { release = r }) }
+  const slowList = repo.list(owner, { limit: 100 })
+  await readAnswered
+  await repo.update(owner, id, { name: 'list after' })
+  release()
+  t.equal(await nameIn(slowList), 'list before', 'the slow list answers what it read (it overlapped the write)')
+  t.equal(await nameIn(repo.list(owner, { limit: 100 })), 'list after', 'but did not cache it: the next list sees the write')
+  await workflowsColl.updateOne({ _id: id as never }, { $set: { name: 'behind its back' } })
+  t.equal(await nameIn(repo.list(owner, { limit: 100 })), 'list after', 'that list was cached (the cache is in use here)')
+})
+
+t.test('the page cache keeps at most 100 pages, dropping the least recently used', async (t) => {
+  const repo = new WorkflowRepository(app.db, undefined, { cache: { maxEntries: 10 } })
+  const owner = alice.user.id
+  const { id } = await repo.create(owner, { name: 'aaa first by name', description: '', cluster_id: null })
+  const first = async () => (await repo.list(owner, { limit: 1, sort: 'name', order: 'asc' })).items[0]?.name
+  t.equal(await first(), 'aaa first by name')
+  for (let page = 1; page <= 100; page++) await repo.list(owner, { limit: 1, page, sort: 'name', order: 'desc' })
+  await workflowsColl.updateOne({ _id: id as never }, { $set: { name: 'aaa changed behind' } })
+  t.equal(await first(), 'aaa changed behind', '100 other pages since: the first one was evicted and read again')
+  await workflowsColl.updateOne({ _id: id as never }, { $set: { name: 'aaa changed twice' } })
+  t.equal(await first(), 'aaa changed behind', 'and is cached again')
+})
+
+// The writes that come from outside the workflow routes: a run's lock and counters, and a diagnostics fix.
+const sim = await startTestCluster(t)
+const cluster = await app.inject({ method: 'POST', url: '/v1/api/clusters', headers: alice.headers, payload: { name: 'sim', server: sim.url, auth_type: 'token', credentials: { token: sim.identities.admin.token, ca_data: sim.caPem } } })
+if (cluster.statusCode !== 201) throw new Error(`cluster: ${cluster.statusCode} ${cluster.body}`)
+
+async function workflowOnSim(name: string, nodes: object[], edges: object[] = []): Promise<string> {
+  const { id } = (await asAlice('POST', '', { name, cluster_id: 'sim' })).body
+  if ((await asAlice('POST', `/${id}/save`, { nodes, edges })).status !== 200) throw new Error('save failed')
+  return id
+}
+
+t.test('no stale read after a run: the lock, the version it allocates and the counters', async (t) => {
+  const id = await workflowOnSim('runs', [{ id: 'cfg', type: 'configmap', position: { x: 0, y: 0 }, data: { name: 'settings', namespace: 'cache-test', data: { A: '1' } } }])
+  const before = await httpOps.get(id)
+  t.match(before, { run_count: 0, success_count: 0, failure_count: 0, last_run_at: null, current_version: 0 })
+  t.match(await httpOps.listed(id), { run_count: 0 })
+  const finished = app.bus.next('run.finished', (e) => e.workflow_id === id)
+  const run = await asAlice('POST', `/${id}/run`, {})
+  t.equal(run.status, 200, JSON.stringify(run.body))
+  t.equal(run.body.status, 'completed', JSON.stringify(run.body.error))
+  await finished
+  const after = (await httpOps.get(id))!
+  t.match(after, { run_count: 1, success_count: 1, failure_count: 0, current_version: 1 }, 'counters and the run\'s version')
+  t.equal(after.last_run_at, run.body.finished_at, 'last_run_at is the run\'s end')
+  t.same(await httpOps.listed(id), summaryOf(after), 'the list agrees')
+
+  const dry = await asAlice('POST', `/${id}/run`, { dry_run: true })
+  t.equal(dry.body.status, 'completed', JSON.stringify(dry.body.error))
+  t.match(await httpOps.get(id), { run_count: 1, current_version: 1 }, 'a dry run counts nothing')
+
+  // A second real run after both were read again (cached): the next lock must still be free, the counters move.
+  const again = await asAlice('POST', `/${id}/run`, {})
+  t.equal(again.status, 200, JSON.stringify(again.body))
+  t.match(await httpOps.get(id), { run_count: 2, success_count: 2, current_version: 2 }, 'a second run: its lock was released and taken again')
+  t.match(await httpOps.listed(id), { run_count: 2, current_version: 2 })
+})
+
+t.test('no stale read after a diagnostics fix', async (t) => {
+  const id = await workflowOnSim('fixes', [
+    { id: 'cfg', type: 'configmap', position: { x: 0, y: 0 }, data: { name: 'cfg', data: { A: '1' } } },
+    { id: 'web', type: 'deployment', position: { x: 0, y: 0 }, data: { name: 'web', namespace: 'shop', image: 'nginx:1.27', resources: { requests: { cpu: '100m', memory: '64Mi' } } } },
+  ], [{ id: 'e1', source: 'cfg', target: 'web' }])
+  const before = (await httpOps.get(id))!
+  t.equal(before.nodes[0].data.namespace, undefined)
+  await httpOps.listed(id)
+  const fixed = await asAlice('POST', `/${id}/nodes/cfg/fix`, { fix_type: 'missing-namespace' })
+  t.equal(fixed.status, 200, JSON.stringify(fixed.body))
+  const after = (await httpOps.get(id))!
+  t.equal(after.nodes[0].data.namespace, 'shop', 'the fixed graph')
+  t.not(after.updated_at, before.updated_at, 'saved like POST /save')
+  t.same(after, fixed.body.workflow, 'what the fix answered')
+  t.same(await httpOps.listed(id), summaryOf(after), 'the list agrees')
 })
