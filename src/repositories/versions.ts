@@ -30,7 +30,7 @@ export interface VersionDoc {
   node_types?: string[]
 }
 
-export interface Version extends Omit<VersionDoc, '_id' | 'owner_id' | 'created_at'> { id: string; created_at: string }
+export interface Version extends Omit<VersionDoc, '_id' | 'owner_id' | 'created_at' | keyof GraphSummary> { id: string; created_at: string }
 
 export const toVersion = ({ _id, owner_id: _owner, created_at, node_count: _nc, edge_count: _ec, node_types: _nt, ...rest }: VersionDoc): Version => ({ id: _id, ...rest, created_at: created_at.toISOString() })
 

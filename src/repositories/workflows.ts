@@ -34,7 +34,7 @@ export interface WorkflowDoc {
   node_types?: string[]
 }
 
-export interface Workflow extends Omit<WorkflowDoc, '_id' | 'created_at' | 'updated_at' | 'last_run_at' | 'running_run_id'> {
+export interface Workflow extends Omit<WorkflowDoc, '_id' | 'created_at' | 'updated_at' | 'last_run_at' | 'running_run_id' | keyof GraphSummary> {
   id: string
   last_run_at: string | null
   created_at: string

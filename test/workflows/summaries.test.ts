@@ -4,7 +4,7 @@ import { registerUser } from '../helpers/auth.ts'
 
 const { app } = await startTestApp(t)
 const { headers } = await registerUser(app)
-const call = async (method: 'GET' | 'POST', url: string, payload?: object) => {
+const call = async (method: 'GET' | 'POST' | 'PUT', url: string, payload?: object) => {
   const res = await app.inject({ method, url, headers, ...(payload && { payload }) })
   return { status: res.statusCode, body: res.body ? res.json() : undefined }
 }
