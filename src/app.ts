@@ -15,6 +15,7 @@ import databasePlugin from '../plugins/database.ts'
 import authPlugin from '../plugins/auth.ts'
 import eventsPlugin from '../plugins/events.ts'
 import servicesPlugin from '../plugins/services.ts'
+import websocketPlugin from '../plugins/websocket.ts'
 import systemRoutes from './routes/system/index.ts'
 import authRoutes from './routes/auth/index.ts'
 import profileRoutes from './routes/profile/index.ts'
@@ -31,6 +32,7 @@ import clusterRoutes from './routes/clusters/index.ts'
 import registryRoutes from './routes/registries/index.ts'
 import pluginRoutes from './routes/plugins/index.ts'
 import resourceRoutes from './routes/resources/index.ts'
+import terminalRoutes from './routes/resources/terminal.ts'
 
 export type { BuildOptions }
 
@@ -45,6 +47,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(schemasPlugin)
   await app.register(swaggerPlugin)
   await app.register(databasePlugin)
+  // Before auth: its request hook marks upgrade requests, so one refused by auth (401) still has its socket closed.
+  await app.register(websocketPlugin)
   await app.register(authPlugin)
   await app.register(eventsPlugin)
   await app.register(servicesPlugin)
@@ -65,5 +69,6 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(registryRoutes)
   await app.register(pluginRoutes)
   await app.register(resourceRoutes)
+  await app.register(terminalRoutes)
   return app as unknown as App
 }
