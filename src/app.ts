@@ -32,6 +32,9 @@ import clusterRoutes from './routes/clusters/index.ts'
 import registryRoutes from './routes/registries/index.ts'
 import pluginRoutes from './routes/plugins/index.ts'
 import resourceRoutes from './routes/resources/index.ts'
+import streamsPlugin from '../plugins/streams.ts'
+import workflowStreamRoutes from './routes/workflows/stream.ts'
+import resourceStreamRoutes from './routes/resources/stream.ts'
 import terminalRoutes from './routes/resources/terminal.ts'
 
 export type { BuildOptions }
@@ -52,6 +55,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(authPlugin)
   await app.register(eventsPlugin)
   await app.register(servicesPlugin)
+  await app.register(streamsPlugin)
 
   await app.register(systemRoutes)
   await app.register(authRoutes, { prefix: '/v1/api/auth' })
@@ -69,6 +73,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(registryRoutes)
   await app.register(pluginRoutes)
   await app.register(resourceRoutes)
+  await app.register(workflowStreamRoutes)
+  await app.register(resourceStreamRoutes)
   await app.register(terminalRoutes)
   return app as unknown as App
 }

@@ -1,0 +1,28 @@
+// The SSE hub (app.streams) and the bus → hub translation of the workflow and resource streams. The hub
+// closes in preClose, before the HTTP server stops accepting and waits for open connections, so open
+// streams end instead of holding the shutdown until the grace period runs out.
+import fp from 'fastify-plugin'
+import { MemoryStreamHub, type StreamHub } from '../src/events/stream-hub.ts'
+import { WorkflowStreamPublisher } from '../src/services/workflow-stream.ts'
+
+declare module 'fastify' {
+  interface FastifyInstance { streams: StreamHub; workflowStreams: WorkflowStreamPublisher }
+}
+
+export default fp(async (app) => {
+  const { config, services } = app
+  const hub = new MemoryStreamHub({
+    bufferSize: config.SSE_BUFFER_SIZE, replaySize: config.SSE_REPLAY_SIZE, log: app.log.child({ component: 'streams' }),
+  })
+  const publisher = new WorkflowStreamPublisher({
+    bus: app.bus, hub, log: app.log,
+    run: (ownerId, workflowId, runId) => services.runs.get(ownerId, workflowId, runId).catch(() => null),
+    tracked: async (ownerId, workflowId, nodeIds) => (await Promise.all(nodeIds.map((n) => services.resources.findForNode(ownerId, workflowId, n)))).flat(),
+  })
+  app.decorate('streams', hub)
+  app.decorate('workflowStreams', publisher)
+  app.addHook('preClose', async () => {
+    publisher.stop()
+    hub.close()
+  })
+}, { name: 'streams', dependencies: ['config', 'events', 'services'] })

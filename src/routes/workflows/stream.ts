@@ -1,0 +1,26 @@
+// GET /v1/api/workflows/:id/status/stream: the workflow's live node statuses over SSE (spec "Events",
+// API.md §7). Authenticated like every route (plugins/auth.ts) and owner-scoped: the snapshot is read
+// before the stream starts, so another user's workflow answers 404 as JSON.
+import type { App } from '../../app-types.ts'
+import { errorResponses } from '../../../schemas/common.ts'
+import { WorkflowParams } from '../../../schemas/workflow.ts'
+import { streamResponse, workflowStreamDoc } from '../../../schemas/streams.ts'
+import { serveStream } from '../../events/sse.ts'
+import { workflowKey } from '../../services/workflow-stream.ts'
+
+export default async function workflowStreamRoutes(app: App) {
+  const workflows = app.services.workflows
+
+  app.get('/v1/api/workflows/:id/status/stream', {
+    schema: {
+      tags: ['workflows'], operationId: 'streamWorkflowStatus', summary: 'live node statuses of the workflow (SSE)',
+      description: workflowStreamDoc.description,
+      params: WorkflowParams,
+      response: { 200: streamResponse('`text/event-stream`: metadata, node_update, status_change, workflow_sync, error, complete'), ...errorResponses(400, 401, 404) },
+      'x-events': workflowStreamDoc.events,
+    },
+  }, (req, reply) => serveStream(req, reply, {
+    hub: app.streams, key: workflowKey(req.params.id),
+    metadata: () => workflows.get(req.user.id, req.params.id),
+  }))
+}
