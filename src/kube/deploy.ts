@@ -219,6 +219,15 @@ export async function deploy(kc: KubeConfig, objects: RenderedObject[], opts: De
             if (!isNotFound(err)) throw err
           }
         }
+        if (live && object.kind === 'Namespace' && object.apiVersion === 'v1') {
+          // An existing namespace is left as it is: it may hold other workflows' objects, and re-applying it
+          // would only move its workflow annotation back and forth between the workflows sharing it.
+          if ((live.status as { phase?: string } | undefined)?.phase === 'Terminating') {
+            return finish(i, { ...r, message: `namespace ${object.metadata.name} is being deleted; run again once it is gone` })
+          }
+          const kept = { action: 'unchanged' as const, message: dryRun ? 'dry run: exists; left as it is' : 'exists; left as it is', labels: live.metadata.labels ?? {}, live }
+          return finish(i, { ...r, ...kept, uid: (live.metadata.uid as string | undefined) ?? null, resource_version: (live.metadata.resourceVersion as string | undefined) ?? null, ...(dryRun && { diff: { changed: [], added: [], removed: [] } }) })
+        }
         const applied = plain(await client!.api.patch(asSpec(body), undefined, dryRun ? 'All' : undefined, FIELD_MANAGER, opts.force ? true : undefined, PatchStrategy.ServerSideApply))
         const result: AppliedObject = { ...r, labels: applied.metadata.labels ?? {}, live: applied }
         if (dryRun) {

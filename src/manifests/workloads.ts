@@ -133,7 +133,19 @@ function selector(input: BuildInput) {
   return { matchLabels: selectorLabels(input.node.name, input.ctx.workflowId) }
 }
 
-const replicas = (input: BuildInput) => (input.node.data.replicas === undefined ? {} : { replicas: input.node.data.replicas as number })
+/**
+ * The replica count, unless an autoscaler owns it: applying `replicas` on every run would take the field back
+ * from the HPA (a server-side apply conflict once it has scaled), so it is left out, as Kubernetes advises.
+ */
+function replicas(input: BuildInput): { replicas?: number } {
+  if (input.node.data.replicas === undefined) return {}
+  const hpa = linksOf(input, 'workload-hpa')[0]
+  if (hpa) {
+    input.report.warn(`replicas has no effect: the autoscaler ${JSON.stringify(hpa.peer.name)} sets the replica count`)
+    return {}
+  }
+  return { replicas: input.node.data.replicas as number }
+}
 
 export const deployment: Builder = (input) => [new Deployment({
   metadata: objectMeta(input), spec: { ...replicas(input), selector: selector(input), template: template(input) },

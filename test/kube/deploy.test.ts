@@ -255,3 +255,26 @@ t.test('every request-making step goes through opts.schedule, within its bound',
   t.ok(peak <= 2, `at most 2 at once (peak ${peak})`)
   t.ok(peak === 2, 'and the bound is used')
 })
+
+t.test('an existing namespace is left as it is, so two workflows sharing it do not take turns re-annotating it', async (t) => {
+  const first = await deploy(kc, await render('shared', {}, 'wf-one'), { workflowId: 'wf-one' })
+  t.equal(byKind(first.objects).Namespace.action, 'created')
+  const annotations = async () => (await client.read({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'shared' } })).metadata?.annotations ?? {}
+  const before = await annotations()
+  const second = await deploy(kc, (await render('shared', {}, 'wf-two')).filter((o) => o.object.kind === 'Namespace' || o.object.kind === 'ConfigMap').map((o) => (o.object.kind === 'ConfigMap' ? { ...o, object: { ...o.object, metadata: { ...o.object.metadata, name: 'other-config' } } } : o)), { workflowId: 'wf-two' })
+  t.match(byKind(second.objects).Namespace, { action: 'unchanged', message: /exists/ })
+  t.equal(byKind(second.objects).ConfigMap.action, 'created', 'the other workflow\'s objects still go into it')
+  t.same(await annotations(), before, 'the namespace keeps the first workflow\'s annotations')
+  const again = await deploy(kc, await render('shared', {}, 'wf-one'), { workflowId: 'wf-one' })
+  t.equal(byKind(again.objects).Namespace.action, 'unchanged')
+})
+
+t.test('a namespace being deleted fails its node and skips the objects in it', async (t) => {
+  await client.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'leaving', finalizers: ['example.com/hold'] } } as KubernetesObject)
+  await client.delete({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'leaving' } } as KubernetesObject)
+  const phase = (await client.read({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'leaving' } }) as KubernetesObject & { status?: { phase?: string } }).status?.phase
+  t.equal(phase, 'Terminating', 'the finalizer holds the namespace in Terminating')
+  const result = await deploy(kc, await render('leaving'), { workflowId: 'wf-leaving' })
+  t.match(byKind(result.objects).Namespace, { action: 'failed', message: /being deleted/ })
+  t.equal(byKind(result.objects).Deployment.action, 'skipped')
+})

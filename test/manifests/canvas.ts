@@ -26,7 +26,8 @@ export function sampleData(): Record<string, Record<string, unknown>> {
     labels: { team: 'payments' }, annotations: { 'acme.io/owner': 'payments@acme.io' },
   }
   return {
-    deployment: { name: 'api', namespace: 'shop', ...container, replicas: 3 },
+    // No replicas: the autoscaler wired to it owns the count (a set value would be a warning).
+    deployment: { name: 'api', namespace: 'shop', ...container },
     statefulset: { name: 'db', namespace: 'shop', ...container, image: 'postgres:16', port: 5432, replicas: 2, serviceName: 'db-headless', storage: '10Gi', storageClassName: 'fast', volumeMounts: [{ name: 'data', mountPath: '/var/lib/postgresql/data' }] },
     daemonset: { name: 'agent', namespace: 'shop', ...container, image: 'fluent/fluent-bit:3.0', port: 2020 },
     replicaset: { name: 'legacy', namespace: 'shop', ...container, replicas: 2 },

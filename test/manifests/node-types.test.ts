@@ -109,6 +109,11 @@ function fieldCanvas(type: string, patch: Record<string, unknown>): { nodes: Man
   for (const w of WORKLOADS) if (w !== 'deployment') canvas.edges.push(edge('n-persistentvolumeclaim', `n-${w}`))
   // Moving one node out of its neighbours' namespace would cut its edges, so the whole canvas moves.
   if (patch.namespace !== undefined) for (const n of canvas.nodes) n.data = { ...n.data, namespace: patch.namespace }
+  // A workload's replicas count only when no autoscaler owns them: the HPA scales another workload meanwhile.
+  if (patch.replicas !== undefined) {
+    const other = type === 'replicaset' ? 'n-statefulset' : 'n-replicaset'
+    canvas.edges = canvas.edges.map((e) => (e.source === `n-${type}` && e.target === 'n-hpa' ? { ...e, source: other } : e))
+  }
   const target = canvas.nodes.find((n) => n.id === `n-${type}`)!
   const data = { ...target.data, ...patch }
   for (const [k, v] of Object.entries(data)) if (v === undefined) delete data[k]

@@ -76,7 +76,7 @@ export const SECRET_VALUE = 'S3cr3t-DB-pa55word-9f2c'
 export const ENV_VALUE = 'env-token-77aa41be'
 export const TRIGGER = { secrets: { 'n-secret': { DB_PASSWORD: SECRET_VALUE } }, envVars: { 'n-api': { API_TOKEN: ENV_VALUE } } }
 
-/** configmap + secret + pvc + deployment + service + ingress + hpa, wired as a user would draw them. */
+/** configmap + secret + pvc + deployment + service + ingress + hpa, wired as a user would draw them (the HPA owns the replica count). */
 export function shopGraph(overrides: { namespace?: string; image?: string; replicas?: number; logFormat?: string } = {}) {
   const ns = overrides.namespace ?? 'shop'
   return {
@@ -84,7 +84,7 @@ export function shopGraph(overrides: { namespace?: string; image?: string; repli
       node('n-config', 'configmap', { name: 'api-config', namespace: ns, data: { LOG_FORMAT: overrides.logFormat ?? 'json' } }),
       node('n-secret', 'secret', { name: 'api-secrets', namespace: ns, secretType: 'Opaque', keys: ['DB_PASSWORD'] }),
       node('n-pvc', 'persistentvolumeclaim', { name: 'uploads', namespace: ns, storage: '1Gi', accessModes: ['ReadWriteOnce'], mountPath: '/srv/uploads' }),
-      node('n-api', 'deployment', { name: 'api', namespace: ns, image: overrides.image ?? 'ghcr.io/acme/api:1.4.2', port: 8080, replicas: overrides.replicas ?? 2, labels: { team: 'payments' } }),
+      node('n-api', 'deployment', { name: 'api', namespace: ns, image: overrides.image ?? 'ghcr.io/acme/api:1.4.2', port: 8080, ...(overrides.replicas !== undefined && { replicas: overrides.replicas }), labels: { team: 'payments' } }),
       node('n-svc', 'service', { name: 'api-svc', namespace: ns, serviceType: 'ClusterIP', port: 80, targetPort: 8080 }),
       node('n-ing', 'ingress', { name: 'web', namespace: ns, host: 'shop.example.com', paths: [{ path: '/', pathType: 'Prefix', serviceName: 'api-svc', servicePort: 80 }] }),
       node('n-hpa', 'hpa', { name: 'api-hpa', namespace: ns, minReplicas: 2, maxReplicas: 5, targetCPUUtilization: 70 }),
