@@ -5,7 +5,7 @@
 // is the figure to compare across runs; req/s is only comparable against the baseline of the same run.
 //
 // BENCH_SECONDS (default 5) per measurement, BENCH_CONNECTIONS (20), BENCH_ROUNDS (3; medians reported),
-// BENCH_ROUTES (comma-separated names below; default all), BENCH_LOG_LEVEL (server log level, default info),
+// BENCH_ROUTES (comma-separated names below; default all; `-db` routes: the same app with its caches off), BENCH_LOG_LEVEL (server log level, default info),
 // BENCH_CPU_PROF=<dir> (writes a V8 CPU profile of the server there, for Chrome DevTools or speedscope).
 import { fork } from 'node:child_process'
 import { loadavg } from 'node:os'
@@ -16,7 +16,7 @@ const seconds = Number(process.env.BENCH_SECONDS ?? 5)
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 20)
 const rounds = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3))
 
-interface Ready { appUrl: string; bareUrl: string; token: string; workflowId: string; logLevel: string }
+interface Ready { appUrl: string; bareUrl: string; token: string; workflowId: string; logLevel: string; uncached: { url: string; token: string; workflowId: string } }
 type Message = ({ type: 'ready' } & Ready) | { type: 'started' } | { type: 'stopped'; cpuMicros: number; served: number }
 
 const loadAtStart = loadavg()
@@ -41,6 +41,9 @@ const allRoutes = [
   { name: 'versions', title: 'GET /workflows/:id/versions', url: `${api}/workflows/${ready.workflowId}/versions`, headers: auth },
   { name: 'stats', title: 'GET /dashboard/stats', url: `${api}/dashboard/stats`, headers: auth },
   { name: 'search', title: 'GET /search?q=workflow', url: `${api}/search?q=workflow`, headers: auth },
+  // The same reads with the caches off (the app reaches its embedded server through MONGODB_URI).
+  { name: 'get-db', title: 'GET /workflows/:id, no cache', url: `${ready.uncached.url}/v1/api/workflows/${ready.uncached.workflowId}`, headers: { authorization: `Bearer ${ready.uncached.token}` } },
+  { name: 'list-db', title: 'GET /workflows?limit=20, no cache', url: `${ready.uncached.url}/v1/api/workflows?limit=20`, headers: { authorization: `Bearer ${ready.uncached.token}` } },
 ]
 const chosen = (process.env.BENCH_ROUTES ?? '').split(',').map((s) => s.trim()).filter(Boolean)
 const unknown = chosen.filter((n) => !allRoutes.some((r) => r.name === n))
@@ -77,7 +80,7 @@ const fmtLoad = (l: number[]) => l.map((x) => x.toFixed(2)).join(' ')
 const out = process.stdout
 out.write(`\nNode ${process.version}, ${connections} connections, ${seconds} s per measurement, median of ${rounds} rounds, server log level ${ready.logLevel}\n`)
 out.write(`load average (1/5/15 min): start ${fmtLoad(loadAtStart)}, end ${fmtLoad(loadAtEnd)}\n`)
-out.write(`${'route'.padEnd(30)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'CPU/req'.padStart(9)}  ${'req/s vs bare'.padStart(13)}  ${'CPU vs bare'.padStart(11)}\n`)
+out.write(`${'route'.padEnd(34)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'CPU/req'.padStart(9)}  ${'req/s vs bare'.padStart(13)}  ${'CPU vs bare'.padStart(11)}\n`)
 for (const r of result) {
-  out.write(`${r.title.padEnd(30)} ${r.rps.toFixed(0).padStart(8)} ${String(r.p50).padStart(7)} ${String(r.p99).padStart(7)} ${`${r.cpuMicros.toFixed(0)} µs`.padStart(9)}  ${`${(r.rps / base.rps).toFixed(2)}x`.padStart(13)}  ${`${(r.cpuMicros / base.cpuMicros).toFixed(1)}x`.padStart(11)}\n`)
+  out.write(`${r.title.padEnd(34)} ${r.rps.toFixed(0).padStart(8)} ${String(r.p50).padStart(7)} ${String(r.p99).padStart(7)} ${`${r.cpuMicros.toFixed(0)} µs`.padStart(9)}  ${`${(r.rps / base.rps).toFixed(2)}x`.padStart(13)}  ${`${(r.cpuMicros / base.cpuMicros).toFixed(1)}x`.padStart(11)}\n`)
 }
