@@ -15,6 +15,7 @@ import { StatsService } from '../src/services/stats-service.ts'
 import { SearchService } from '../src/services/search-service.ts'
 import { ClusterService } from '../src/services/cluster-service.ts'
 import { ResourceService } from '../src/services/resource-service.ts'
+import { ResourceWatchService } from '../src/services/resource-watch-service.ts'
 import { ClusterHealthMonitor } from '../src/services/cluster-health.ts'
 import { RegistryService } from '../src/services/registry-service.ts'
 import { PluginRepository } from '../src/repositories/plugins.ts'
@@ -45,6 +46,7 @@ export interface Services {
   manifests: ManifestService
   runs: RunService
   resources: ResourceService
+  resourceWatch: ResourceWatchService
   diagnostics: DiagnosticsService
 }
 
@@ -107,6 +109,17 @@ export default fp(async (app) => {
     reachableClusters: async (userId) => (await clusterRepo.search(userId, {}, 1000)).map((c) => ({ id: c._id, name: c.name })),
     workflowIdsOf: async (userId) => new Set((await db.collection('workflows').find({ owner_id: userId }, { projection: { _id: 1 } }).toArray()).map((d) => String(d._id))),
   })
+  const clusterLogs = new ClusterLogRepository(db)
+  const resourceWatch = new ResourceWatchService({
+    resources: resourceRepo, workflows: workflowRepo, bus, log: app.log,
+    activeWorkflowIds: async (ownerId) => new Set((await db.collection('workflows').find(
+      { ...(ownerId !== undefined && { owner_id: ownerId }), status: { $ne: 'archived' } }, { projection: { _id: 1 } },
+    ).toArray()).map((d) => String(d._id))),
+    kubeConfigFor: async (ownerId, clusterId) => (await clusters.kubeConfigFor(ownerId, clusterId, 'viewer')).kc,
+    // A watch reconnect is news about the connection, as a health check is.
+    clusterLog: (clusterId, success, message) => clusterLogs.add(clusterId, 'health_check', success, message),
+    backoff: { baseMs: config.WATCH_BACKOFF_BASE_MS, maxMs: config.WATCH_BACKOFF_MAX_MS }, requestTimeoutMs: config.CLUSTER_TIMEOUT_MS,
+  })
   const services: Services = {
     workflows,
     stats: new StatsService(new StatsRepository(db), bus),
@@ -118,6 +131,7 @@ export default fp(async (app) => {
     manifests: new ManifestService({ workflows, plugin: (id) => plugins.getForRender(id) }),
     runs,
     resources,
+    resourceWatch,
     diagnostics: new DiagnosticsService({ workflows, runs: runRepo, clusters, plugin: (id) => plugins.getForRender(id), timeoutMs: config.CLUSTER_TIMEOUT_MS }),
   }
   // Runs a dead process left running are failed as interrupted before any request can start a new one.
@@ -127,6 +141,8 @@ export default fp(async (app) => {
   app.decorate('services', services)
   // Load the Kubernetes client in the background once serving, so the first cluster call does not wait.
   app.addHook('onReady', async () => { void k8s().catch(() => undefined) })
+  // Watchers of every deployed, non-archived workflow resume once serving (their clusters are contacted in the background).
+  app.addHook('onReady', async () => { await services.resourceWatch.start() })
   services.stats.start(config.STATS_REFRESH_CRON)
   services.clusterHealth.start(config.CLUSTER_HEALTH_CRON)
   // Before the server waits for open requests: a reply waiting on a run answers 202 now.
@@ -134,6 +150,6 @@ export default fp(async (app) => {
   app.addHook('onClose', async () => {
     // Runs in flight get most of the grace period (the process is killed at SHUTDOWN_GRACE_MS).
     await services.runs.close(Math.floor(config.SHUTDOWN_GRACE_MS * 0.8))
-    await Promise.all([services.stats.stop(), services.clusterHealth.stop()])
+    await Promise.all([services.stats.stop(), services.clusterHealth.stop(), services.resourceWatch.close()])
   })
 }, { name: 'services', dependencies: ['database', 'events', 'auth'] })

@@ -171,6 +171,18 @@ export class ResourceRepository {
     return docs.map(toResource)
   }
 
+  /** Records still in their cluster (not deleted), of one owner or of all: what the watchers follow. */
+  async watchable(ownerId?: string): Promise<ResourceDoc[]> {
+    return this.c.find({ ...(ownerId !== undefined && { owner_id: ownerId }), status: { $ne: 'deleted' } }).toArray()
+  }
+
+  /** A watcher saw the object's status change: only the observed status fields move (user fields untouched). */
+  async setStatus(ownerId: string, id: string, s: { status: ResourceStatus; status_message: string; ready: string | null; counters: Counters }): Promise<Date | null> {
+    const at = this.now()
+    const res = await this.c.updateOne({ _id: id, owner_id: ownerId }, { $set: { ...s, updated_at: at, last_seen_at: at } })
+    return res.matchedCount === 1 ? at : null
+  }
+
   async search(ownerId: string, q: string, limit: number): Promise<ResourceDoc[]> {
     return this.c.find({ owner_id: ownerId, ...searchFilter<ResourceDoc>(q, ['name']) }).sort({ updated_at: -1, _id: -1 }).limit(limit).toArray()
   }

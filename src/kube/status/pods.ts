@@ -13,12 +13,21 @@ const containerStatuses = (pod: KubeObject): Loose[] => {
   return [...(Array.isArray(s.initContainerStatuses) ? s.initContainerStatuses : []), ...(Array.isArray(s.containerStatuses) ? s.containerStatuses : [])]
 }
 
+/** Restarts after which a container that keeps failing is crash-looping even while briefly running again. */
+export const CRASH_LOOP_RESTARTS = 2
+
 /** The first container of the pod stuck in a state that needs a change, as "container web: CrashLoopBackOff: ...". */
 export function stuckContainer(pod: KubeObject): string | null {
   for (const c of containerStatuses(pod)) {
     const waiting = c?.state?.waiting as Loose | undefined
     if (waiting && STUCK_REASONS.has(waiting.reason)) {
       return `container ${c.name}: ${waiting.reason}${str(waiting.message) ? `: ${waiting.message}` : ''}`
+    }
+    // Between two back-offs a crash-looping container runs for a moment: without this, a watcher would see
+    // failed → pending → failed at every restart.
+    const last = c?.lastState?.terminated as Loose | undefined
+    if (c?.ready !== true && last && num(last.exitCode) !== 0 && num(c?.restartCount) >= CRASH_LOOP_RESTARTS) {
+      return `container ${c.name}: CrashLoopBackOff: restarted ${num(c.restartCount)} times, last exit ${str(last.reason) ?? 'Error'} (code ${num(last.exitCode)})`
     }
   }
   return null

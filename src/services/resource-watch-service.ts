@@ -1,0 +1,347 @@
+// Live status of tracked resources (spec "Events", delivery rules 4–6). Every tracked resource of a deployed,
+// non-archived workflow is followed through the watch hub (one watch per cluster, kind and namespace);
+// workloads also follow their namespace's pods, so a crash-looping pod turns its Deployment `failed` with the
+// pod's reason. On each event the status is derived again; only when it changed is it stored (the tracked
+// resource, and the node's `data._status` in the workflow by a targeted update) and published once as
+// `resource.status`.
+//
+// What counts as a change: the status, or the ready count ("1/3" → "2/3": the canvas shows it, and a scale to
+// zero is a running → running move otherwise invisible). A changed message alone (a crash back-off's timer
+// text, a growing restart count in the counters) is neither stored nor published: it would turn one crash
+// loop into an event every few seconds.
+//
+// Which set is followed is reconciled from the database: at start, after every run (`run.finished`) and
+// whenever tracked resources change (`resources.changed`); archive and delete stop a workflow's watchers at
+// once; `close()` stops them all. Watches use the resource owner's access to the cluster (viewer suffices).
+import type { KubeConfig } from '@kubernetes/client-node'
+import type { EventBus } from '../events/bus.ts'
+import { WatchHub, type StreamKey, type WatchEventType, type ReconnectInfo } from '../kube/watch-hub.ts'
+import type { BackoffOptions } from '../kube/watch-backoff.ts'
+import { deriveStatus, type DerivedStatus, type ResourceStatus } from '../kube/status/index.ts'
+import { matchesSelector, podSelectorOf } from '../kube/status/selector.ts'
+import { MANAGED_BY, MANAGED_BY_LABEL } from '../manifests/metadata.ts'
+import type { KubeObject } from '../manifests/types.ts'
+import type { ResourceDoc, ResourceRepository } from '../repositories/resources.ts'
+import type { Counters } from '../kube/status/types.ts'
+
+const WORKLOAD_KINDS = new Set(['Deployment', 'StatefulSet', 'DaemonSet', 'ReplicaSet', 'Job'])
+/** Worst first: the state a node shows when it holds several resources. */
+const SEVERITY: ResourceStatus[] = ['failed', 'warning', 'pending', 'unknown', 'running', 'completed', 'deleted']
+/** At most one connection-log line per cluster in this window; the rest are counted into the next. */
+const RECONNECT_LOG_WINDOW_MS = 60_000
+/** How long a resource seen deleted is kept from being revived by a reconcile that read its record too early. */
+const GONE_MEMORY_MS = 10 * 60_000
+
+export interface ResourceWatchDeps {
+  resources: Pick<ResourceRepository, 'watchable' | 'setStatus'>
+  workflows: { setNodeStatus(ownerId: string, id: string, nodeId: string, status: Record<string, unknown>): Promise<boolean> }
+  /** Ids of workflows whose resources are followed: existing and not archived (of one owner, or all). */
+  activeWorkflowIds(ownerId?: string): Promise<Set<string>>
+  bus: EventBus
+  /** The cluster's credentials as the resource owner reaches them (viewer access suffices). */
+  kubeConfigFor(ownerId: string, clusterId: string): Promise<KubeConfig>
+  /** The cluster's connection log. */
+  clusterLog(clusterId: string, success: boolean, message: string): Promise<void>
+  backoff: BackoffOptions
+  requestTimeoutMs?: number
+  log?: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void }
+  random?: () => number
+}
+
+interface Watched {
+  id: string; owner_id: string; workflow_id: string; node_id: string; cluster_id: string
+  api_version: string; kind: string; name: string; namespace: string | null
+  status: ResourceStatus; message: string; ready: string | null; counters: Counters
+  key: StreamKey
+  off: Array<() => void>
+  /** Writes and events of this resource, in order. */
+  chain: Promise<void>
+  pending: number
+  lastWriteAt: number
+}
+
+const podKey = (cluster: string, namespace: string): StreamKey => ({ cluster, apiVersion: 'v1', kind: 'Pod', namespace })
+const nsKey = (cluster: string, namespace: string | null) => `${cluster}\n${namespace ?? ''}`
+const wfKey = (owner: string, workflow: string) => `${owner}\n${workflow}`
+
+export class ResourceWatchService {
+  readonly hub: WatchHub
+  private readonly watched = new Map<string, Watched>()
+  /** Workloads per (cluster, namespace), re-derived on their pods' events. */
+  private readonly workloads = new Map<string, Set<Watched>>()
+  private readonly podSubs = new Map<string, () => void>()
+  /** Resources this service saw deleted, and when: a reconcile reading the record before the write landed must not revive them. */
+  private readonly gone = new Map<string, number>()
+  /** Workflows whose `workflow.synced` is due once all their streams have listed. */
+  private readonly syncDue = new Set<string>()
+  /** Nodes (owner, workflow, node) that render an object other than a Namespace. */
+  private readonly nodesWithOwnObjects = new Set<string>()
+  private readonly reconciling = new Map<string, { running: Promise<void>; again: boolean }>()
+  private readonly reconnectLog = new Map<string, { at: number; suppressed: number }>()
+  private offBus: Array<() => void> = []
+  private closed = false
+
+  constructor(private readonly deps: ResourceWatchDeps) {
+    this.hub = new WatchHub({
+      labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY}`,
+      backoff: deps.backoff,
+      connect: (cluster) => this.connect(cluster),
+      onReconnect: (info) => this.logReconnect(info),
+      requestTimeoutMs: deps.requestTimeoutMs,
+      random: deps.random,
+    })
+  }
+
+  /** Follows every deployed, non-archived workflow's resources and keeps following what runs change. */
+  async start(): Promise<void> {
+    const { bus } = this.deps
+    this.offBus = [
+      bus.on('run.finished', (e) => this.schedule(e.owner_id)),
+      bus.on('resources.changed', (e) => this.schedule(e.owner_id)),
+      bus.on('workflow.archived', (e) => this.stopWorkflow(e.owner_id, e.workflow_id)),
+      bus.on('workflow.deleted', (e) => this.stopWorkflow(e.owner_id, e.workflow_id)),
+      bus.on('workflow.status_changed', (e) => { if (e.from === 'archived') this.schedule(e.owner_id) }),
+    ]
+    await this.reconcile()
+  }
+
+  /** Stops every watcher (spec rule 6: on shutdown). */
+  async close(): Promise<void> {
+    this.closed = true
+    for (const off of this.offBus) off()
+    this.offBus = []
+    for (const w of [...this.watched.values()]) this.unwatch(w)
+    this.hub.close()
+    await Promise.allSettled([...this.reconciling.values()].map((r) => r.running))
+  }
+
+  /** Resources followed now. */
+  watchedCount(): number { return this.watched.size }
+
+  /** Resolves when every queued store/publish has been done (tests, shutdown). */
+  async idle(): Promise<void> {
+    await Promise.allSettled([...this.watched.values()].map((w) => w.chain))
+  }
+
+  // Which resources are followed
+
+  /** Coalesces reconciles per owner: one running, at most one more queued. */
+  private schedule(ownerId: string): void {
+    if (this.closed) return
+    const r = this.reconciling.get(ownerId)
+    if (r) { r.again = true; return }
+    const entry = { running: Promise.resolve(), again: false }
+    entry.running = (async () => {
+      do {
+        entry.again = false
+        try { await this.reconcile(ownerId) } catch (err) { this.deps.log?.error({ err: { message: String((err as Error)?.message ?? err) } }, 'watch: reconciling the watched resources failed') }
+      } while (entry.again && !this.closed)
+      this.reconciling.delete(ownerId)
+    })()
+    this.reconciling.set(ownerId, entry)
+  }
+
+  /** Follows exactly the non-deleted tracked resources of active workflows (of one owner, or of all). */
+  async reconcile(ownerId?: string): Promise<void> {
+    if (this.closed) return
+    const [docs, active] = await Promise.all([this.deps.resources.watchable(ownerId), this.deps.activeWorkflowIds(ownerId)])
+    if (this.closed) return
+    const now = Date.now()
+    for (const [id, at] of this.gone) if (now - at > GONE_MEMORY_MS) this.gone.delete(id)
+    const wanted = new Map<string, ResourceDoc>()
+    for (const d of docs) {
+      if (!active.has(d.workflow_id)) continue
+      const goneAt = this.gone.get(d._id)
+      if (goneAt !== undefined && d.updated_at.getTime() <= goneAt) continue
+      wanted.set(d._id, d)
+    }
+    for (const w of [...this.watched.values()]) {
+      if ((ownerId === undefined || w.owner_id === ownerId) && !wanted.has(w.id)) this.unwatch(w)
+    }
+    const touched = new Set<string>()
+    for (const d of wanted.values()) {
+      const w = this.watched.get(d._id)
+      if (!w) { this.watch(d); touched.add(wfKey(d.owner_id, d.workflow_id)); continue }
+      // A run or a sync wrote the record since: that is now the stored state to compare against.
+      if (w.pending === 0 && d.updated_at.getTime() > w.lastWriteAt && (d.status !== w.status || d.ready !== w.ready)) {
+        Object.assign(w, { status: d.status, message: d.status_message, ready: d.ready, counters: d.counters, lastWriteAt: d.updated_at.getTime() })
+        this.evaluate(w)
+      }
+    }
+    for (const k of touched) { this.syncDue.add(k); this.maybeSynced(k) }
+  }
+
+  private watch(d: ResourceDoc): void {
+    this.gone.delete(d._id)
+    const key: StreamKey = { cluster: d.cluster_id, apiVersion: d.api_version, kind: d.kind, namespace: d.namespace }
+    const w: Watched = {
+      id: d._id, owner_id: d.owner_id, workflow_id: d.workflow_id, node_id: d.node_id, cluster_id: d.cluster_id,
+      api_version: d.api_version, kind: d.kind, name: d.name, namespace: d.namespace,
+      status: d.status, message: d.status_message, ready: d.ready, counters: d.counters ?? {},
+      key, off: [], chain: Promise.resolve(), pending: 0, lastWriteAt: d.updated_at.getTime(),
+    }
+    this.watched.set(w.id, w)
+    if (w.kind !== 'Namespace') this.nodesWithOwnObjects.add(`${wfKey(w.owner_id, w.workflow_id)}\n${w.node_id}`)
+    if (WORKLOAD_KINDS.has(w.kind) && w.namespace) {
+      const k = nsKey(w.cluster_id, w.namespace)
+      let set = this.workloads.get(k)
+      if (!set) { set = new Set(); this.workloads.set(k, set) }
+      set.add(w)
+      if (!this.podSubs.has(k)) {
+        this.podSubs.set(k, this.hub.subscribe(podKey(w.cluster_id, w.namespace), {
+          name: '*',
+          event: () => { for (const x of this.workloads.get(k) ?? []) this.evaluate(x) },
+          synced: () => { for (const x of this.workloads.get(k) ?? []) { this.evaluate(x); this.syncDue.has(wfKey(x.owner_id, x.workflow_id)) && this.maybeSynced(wfKey(x.owner_id, x.workflow_id)) } },
+        }))
+      }
+    }
+    w.off.push(this.hub.subscribe(key, {
+      name: w.name,
+      event: (type, obj) => this.onEvent(w, type, obj),
+      synced: () => this.onSynced(w),
+    }))
+    // Joined a stream that had already listed: judge from its cache now.
+    if (this.hub.isSynced(key) && this.hub.object(key, w.name)) this.evaluate(w)
+  }
+
+  private unwatch(w: Watched): void {
+    if (this.watched.get(w.id) !== w) return
+    this.watched.delete(w.id)
+    for (const off of w.off) off()
+    w.off = []
+    if (WORKLOAD_KINDS.has(w.kind) && w.namespace) {
+      const k = nsKey(w.cluster_id, w.namespace)
+      const set = this.workloads.get(k)
+      set?.delete(w)
+      if (set && set.size === 0) {
+        this.workloads.delete(k)
+        this.podSubs.get(k)?.()
+        this.podSubs.delete(k)
+      }
+    }
+  }
+
+  private stopWorkflow(ownerId: string, workflowId: string): void {
+    for (const w of [...this.watched.values()]) if (w.owner_id === ownerId && w.workflow_id === workflowId) this.unwatch(w)
+    this.syncDue.delete(wfKey(ownerId, workflowId))
+  }
+
+  // Status
+
+  private onEvent(w: Watched, type: WatchEventType, obj: KubeObject): void {
+    if (type === 'DELETED') { this.deleted(w, obj); return }
+    this.evaluate(w)
+  }
+
+  private onSynced(w: Watched): void {
+    // A full listing without the object: it is not in the cluster (or no longer carries our label).
+    if (!this.hub.object(w.key, w.name)) this.deleted(w, null)
+    else this.evaluate(w)
+    const k = wfKey(w.owner_id, w.workflow_id)
+    this.syncDue.add(k)
+    this.maybeSynced(k)
+  }
+
+  private podsOf(w: Watched, obj: KubeObject): KubeObject[] | undefined {
+    if (!WORKLOAD_KINDS.has(w.kind) || !w.namespace) return undefined
+    const selector = podSelectorOf(w.kind, obj.spec as Record<string, unknown> | undefined)
+    if (!selector) return []
+    return this.hub.objects(podKey(w.cluster_id, w.namespace)).filter((p) => matchesSelector(p.metadata.labels, selector))
+  }
+
+  /** Derives the status from the caches; a change is stored and published (in order, once). */
+  private evaluate(w: Watched): void {
+    if (this.watched.get(w.id) !== w || !this.hub.isSynced(w.key)) return
+    const obj = this.hub.object(w.key, w.name)
+    if (!obj) return
+    if (WORKLOAD_KINDS.has(w.kind) && w.namespace && !this.hub.isSynced(podKey(w.cluster_id, w.namespace))) return
+    this.change(w, deriveStatus(obj, { pods: this.podsOf(w, obj) }))
+  }
+
+  private deleted(w: Watched, _obj: KubeObject | null): void {
+    if (this.watched.get(w.id) !== w) return
+    this.change(w, { status: 'deleted', message: 'deleted from the cluster', ready: null, counters: {} })
+    this.gone.set(w.id, Date.now())
+    const k = wfKey(w.owner_id, w.workflow_id)
+    this.unwatch(w)
+    // Its workflow's other resources may all have listed already.
+    if (this.syncDue.has(k)) this.maybeSynced(k)
+  }
+
+  private change(w: Watched, d: DerivedStatus): void {
+    if (d.status === w.status && d.ready === w.ready) return
+    const old = w.status
+    Object.assign(w, { status: d.status, message: d.message, ready: d.ready, counters: d.counters })
+    w.pending++
+    const incidental = w.kind === 'Namespace' && this.nodesWithOwnObjects.has(`${wfKey(w.owner_id, w.workflow_id)}\n${w.node_id}`)
+    const nodeStatus = incidental ? null : this.nodeStatus(w.owner_id, w.workflow_id, w.node_id, w)
+    w.chain = w.chain.then(async () => {
+      try {
+        const at = await this.deps.resources.setStatus(w.owner_id, w.id, { status: d.status, status_message: d.message, ready: d.ready, counters: d.counters })
+        if (at) w.lastWriteAt = at.getTime()
+        if (nodeStatus) await this.deps.workflows.setNodeStatus(w.owner_id, w.workflow_id, w.node_id, nodeStatus)
+      } catch (err) {
+        this.deps.log?.error({ resource_id: w.id, err: { message: String((err as Error)?.message ?? err) } }, 'watch: storing a status change failed')
+      } finally {
+        w.pending--
+      }
+      try {
+        this.deps.bus.emit('resource.status', {
+          owner_id: w.owner_id, workflow_id: w.workflow_id, resource_id: w.id, node_id: w.node_id, kind: w.kind, name: w.name, namespace: w.namespace,
+          old_status: old, new_status: d.status, message: d.message, counters: d.counters,
+        })
+      } catch (err) {
+        this.deps.log?.error({ resource_id: w.id, err: { message: String((err as Error)?.message ?? err) } }, 'watch: a resource.status listener failed')
+      }
+    })
+  }
+
+  /** The node's `_status`: its worst resource's state (a node may render several objects). */
+  private nodeStatus(ownerId: string, workflowId: string, nodeId: string, changed?: Watched): Record<string, unknown> {
+    let members = [...this.watched.values()].filter((x) => x.owner_id === ownerId && x.workflow_id === workflowId && x.node_id === nodeId)
+    if (changed && !members.includes(changed)) members.push(changed)
+    // The namespace a run created for a node's object is not the node: it speaks for the node only when the
+    // node has nothing else (a namespace node).
+    if (this.nodesWithOwnObjects.has(`${wfKey(ownerId, workflowId)}\n${nodeId}`)) members = members.filter((m) => m.kind !== 'Namespace')
+    // Worst first; on a tie the node's own object before a Namespace it happens to have created.
+    members.sort((a, b) => SEVERITY.indexOf(a.status) - SEVERITY.indexOf(b.status) || Number(a.kind === 'Namespace') - Number(b.kind === 'Namespace'))
+    const worst = members.find((m) => m.status !== 'deleted') ?? members[0]
+    if (!worst) return { state: changed?.status ?? 'unknown', message: changed?.message ?? '' }
+    return { ...worst.counters, state: worst.status, message: worst.message, ready: worst.ready }
+  }
+
+  /** Publishes `workflow.synced` once every stream the workflow's resources need has listed. */
+  private maybeSynced(k: string): void {
+    const [ownerId, workflowId] = k.split('\n')
+    const members = [...this.watched.values()].filter((x) => x.owner_id === ownerId && x.workflow_id === workflowId)
+    const ready = members.every((x) => this.hub.isSynced(x.key) && (!WORKLOAD_KINDS.has(x.kind) || !x.namespace || this.hub.isSynced(podKey(x.cluster_id, x.namespace))))
+    if (!ready) return
+    this.syncDue.delete(k)
+    const nodes = [...new Set(members.map((m) => m.node_id))].map((nodeId) => ({ node_id: nodeId, status: this.nodeStatus(ownerId, workflowId, nodeId) }))
+    // After the writes the listing caused, so a reader of the workflow sees what the event says.
+    void Promise.allSettled(members.map((m) => m.chain)).then(() => {
+      if (!this.closed) this.deps.bus.emit('workflow.synced', { owner_id: ownerId, workflow_id: workflowId, nodes })
+    })
+  }
+
+  // Connections
+
+  private async connect(clusterId: string): Promise<KubeConfig> {
+    // Any owner following resources there: the watch reads what that owner's access allows.
+    const owner = [...this.watched.values()].find((w) => w.cluster_id === clusterId)?.owner_id
+    if (!owner) throw new Error('no resource of this cluster is followed any more')
+    return this.deps.kubeConfigFor(owner, clusterId)
+  }
+
+  /** Says so in the cluster's connection log, at most once a minute per cluster (a flapping watch would flood it). */
+  private logReconnect(info: ReconnectInfo): void {
+    const now = Date.now()
+    const seen = this.reconnectLog.get(info.cluster)
+    if (seen && now - seen.at < RECONNECT_LOG_WINDOW_MS) { seen.suppressed++; return }
+    const more = seen?.suppressed ? ` (${seen.suppressed} more reconnects since the last entry)` : ''
+    this.reconnectLog.set(info.cluster, { at: now, suppressed: 0 })
+    const where = info.namespace ? ` in namespace ${info.namespace}` : ''
+    const message = `watch of ${info.kind}${where} dropped (${info.reason}); reconnecting in ${(info.delayMs / 1000).toFixed(1)} s, attempt ${info.attempt}${more}`
+    this.deps.clusterLog(info.cluster, false, message).catch(() => undefined)
+  }
+}
