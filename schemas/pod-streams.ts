@@ -23,3 +23,28 @@ export const TerminalQuery = Type.Object({
   container: Type.Optional(ContainerName),
   token: Type.Optional(Type.String({ maxLength: 8192, description: 'the access token (browsers cannot set headers on a WebSocket); never logged. An Authorization header works too' })),
 }, { additionalProperties: false })
+
+export const PodLogsMetadata = Type.Object({
+  pod: Type.String(), container: Type.String(), namespace: Type.String(), cluster: Type.String({ description: 'the cluster\'s name' }),
+}, { additionalProperties: false })
+export const PodLogEvent = Type.Object({
+  line: Type.String({ description: 'one line, without its newline; cut at LOG_LINE_MAX_BYTES (then ending in "…[line truncated]")' }),
+  timestamp: Type.Union([Type.String(), Type.Null()], { description: 'when the kubelet recorded the line (ISO 8601 UTC); null if it did not say' }),
+}, { additionalProperties: false })
+export const PodLogsError = Type.Object({ error: Type.String() }, { additionalProperties: false })
+export const PodLogsComplete = Type.Object({}, { additionalProperties: false })
+
+export const podLogsStreamDoc = {
+  description: [
+    'Server-Sent Events. Frames: `id: <n>\\nevent: <type>\\ndata: <one line of JSON>\\n\\n` (LF only); the first frame also carries `retry: 3000` and is the `metadata` event; a `: ping` comment comes every SSE_HEARTBEAT_MS (15 s). Send `Authorization: Bearer <token>` (browsers: read with `fetch`).',
+    'The pod is the resource itself (a Pod) or one of its pods (a Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, or a Service through its selector): `pod` picks one, by default a ready one, newest first. Viewer access to the cluster suffices.',
+    'Events: `metadata {pod, container, namespace, cluster}`, `log {line, timestamp}` (the last `tail` lines first, then, with `follow`, new lines as they come), `error {error}` (an unknown container, a container not started yet, the cluster failing), `complete {}` (the log ended: `follow=false` after the tail, the container stopped, or after an `error`); the response ends after `complete`.',
+    'Clients following the same pod, container and options share one request to the cluster, stopped when the last one leaves; a client joining it first gets its recent lines (up to `tail`, within SSE_REPLAY_SIZE events), and one reconnecting with `Last-Event-ID` the lines it missed from that window. A client reading too slowly loses lines (SSE_BUFFER_SIZE per client; the server logs a warning).',
+  ].join('\n\n'),
+  events: {
+    metadata: { description: 'which pod and container the lines come from', schema: PodLogsMetadata },
+    log: { description: 'one log line', schema: PodLogEvent },
+    error: { description: 'the log cannot be read, or reading it failed', schema: PodLogsError },
+    complete: { description: 'the log ended; the response ends after it', schema: PodLogsComplete },
+  },
+}

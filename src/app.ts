@@ -36,6 +36,7 @@ import streamsPlugin from '../plugins/streams.ts'
 import workflowStreamRoutes from './routes/workflows/stream.ts'
 import resourceStreamRoutes from './routes/resources/stream.ts'
 import terminalRoutes from './routes/resources/terminal.ts'
+import logRoutes from './routes/resources/logs.ts'
 
 export type { BuildOptions }
 
@@ -76,5 +77,6 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(workflowStreamRoutes)
   await app.register(resourceStreamRoutes)
   await app.register(terminalRoutes)
+  await app.register(logRoutes)
   return app as unknown as App
 }

@@ -1,0 +1,63 @@
+// GET /v1/api/resources/:id/logs/stream: a tracked resource's pod logs over SSE (API.md §7). Which pod and
+// container is decided (and access checked: viewer suffices) before the stream starts, so a missing or
+// foreign resource is a plain 404; what the cluster says about the container (unknown, not started) comes
+// as an `error` event followed by `complete`.
+import fp from 'fastify-plugin'
+import type { App } from '../../app-types.ts'
+import { errorResponses } from '../../../schemas/common.ts'
+import { ResourceParams } from '../../../schemas/resource.ts'
+import { LogStreamQuery, podLogsStreamDoc } from '../../../schemas/pod-streams.ts'
+import { streamResponse } from '../../../schemas/streams.ts'
+import { serveStream } from '../../events/sse.ts'
+import { PodLogStreams, type LogOptions, type LogTarget } from '../../kube/pod-logs.ts'
+import { PodTargets } from '../../services/pod-target.ts'
+import { Type } from 'typebox'
+
+declare module 'fastify' {
+  interface FastifyInstance { podLogs: PodLogStreams }
+}
+
+async function logRoutes(app: App) {
+  const podLogs = new PodLogStreams({
+    hub: app.streams, maxLineBytes: app.config.LOG_LINE_MAX_BYTES, connectTimeoutMs: app.config.CLUSTER_TIMEOUT_MS, log: app.log.child({ component: 'pod-logs' }),
+  })
+  app.decorate('podLogs', podLogs)
+  app.addHook('onClose', async () => podLogs.close())
+  const targets = new PodTargets({
+    resource: (ownerId, id) => app.services.resources.get(ownerId, id),
+    kubeConfigFor: async (userId, ref, need) => { const { kc, cluster } = await app.services.clusters.kubeConfigFor(userId, ref, need); return { kc, cluster: { id: cluster.id, name: cluster.name } } },
+    timeoutMs: app.config.CLUSTER_TIMEOUT_MS,
+  })
+
+  app.get('/v1/api/resources/:id/logs/stream', {
+    schema: {
+      tags: ['resources'], operationId: 'streamResourceLogs', summary: 'pod logs of a tracked resource (SSE)',
+      description: podLogsStreamDoc.description, params: ResourceParams, querystring: LogStreamQuery,
+      response: {
+        200: streamResponse('`text/event-stream`: metadata, log, error, complete'),
+        409: Type.Ref('ErrorResponse', { description: 'the cluster\'s stored credentials cannot be opened (ENCRYPTION_KEY changed?); replace them with PUT /v1/api/clusters/{name}/credentials' }),
+        ...errorResponses(400, 401, 404, 502),
+      },
+      'x-events': podLogsStreamDoc.events,
+    },
+  }, async (req, reply) => {
+    const q = req.query
+    const target = await targets.resolve(req.user.id, req.params.id, 'viewer', { pod: q.pod || undefined, container: q.container || undefined, initContainers: true })
+    const container = target.container ?? q.container ?? ''
+    const logTarget: LogTarget = { cluster: target.cluster, namespace: target.namespace, pod: target.pod, container }
+    const opts: LogOptions = { tail: q.tail, sinceSeconds: q.since_seconds, follow: q.follow, timestamps: q.timestamps }
+    const key = podLogs.keyFor(logTarget, target.problem ? { ...opts, follow: false } : opts)
+    let release: (() => void) | undefined
+    return serveStream(req, reply, {
+      hub: podLogs.hub, key,
+      metadata: async () => ({ pod: target.pod, container, namespace: target.namespace, cluster: target.cluster.name }),
+      onOpen: () => {
+        if (target.problem) podLogs.fail(key, target.problem)
+        else release = podLogs.acquire(target.kc, key, logTarget, opts)
+      },
+      onClose: () => release?.(),
+    })
+  })
+}
+
+export default fp(logRoutes, { name: 'pod-log-routes', dependencies: ['streams'] })
