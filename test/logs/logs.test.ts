@@ -38,6 +38,11 @@ const deployment = (name: string, replicas: number, lines: string[]) => ({
 await create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'logs' } })
 await create('/apis/apps/v1/namespaces/logs/deployments', deployment('web', 1, ['alpha', 'beta', 'gamma', LONG]))
 await create('/apis/apps/v1/namespaces/logs/deployments', deployment('multi', 2, ['one']))
+sim.failingImages.crashLoop('registry.example/crashy')
+await create('/apis/apps/v1/namespaces/logs/deployments', {
+  apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'crashy' },
+  spec: { replicas: 1, selector: { matchLabels: { app: 'crashy' } }, template: { metadata: { labels: { app: 'crashy' } }, spec: { containers: [{ name: 'app', image: 'registry.example/crashy:1' }] } } },
+})
 await waitFor('deployments ready', async () => {
   const [a, b] = await Promise.all([raw(sim, 'GET', '/apis/apps/v1/namespaces/logs/deployments/web'), raw(sim, 'GET', '/apis/apps/v1/namespaces/logs/deployments/multi')])
   return a.json?.status?.readyReplicas === 1 && b.json?.status?.readyReplicas === 2
@@ -54,6 +59,7 @@ async function track(u: TestUser, name: string): Promise<string> {
 const webId = await track(alice, 'web')
 const multiId = await track(alice, 'multi')
 const carolsWebId = await track(carol, 'web')
+const crashyId = await track(alice, 'crashy')
 
 interface Event { id: number; type: string; data: any } // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -149,6 +155,16 @@ t.test('follow: new lines arrive; two clients share one upstream, stopped when t
   await waitFor('the upstream stopped when the last client left', () => app.podLogs.active() === 0)
   t.equal(app.podLogs.stats.stopped - before.stopped, 1)
   t.notOk(b.events.some((e) => e.type === 'error'), 'no error on either')
+})
+
+t.test('following a container that stops: its last lines, then complete', async (t) => {
+  await waitFor('crashy has crashed once', async () => (await raw(sim, 'GET', '/api/v1/namespaces/logs/pods?labelSelector=app%3Dcrashy')).json?.items?.[0]?.status?.containerStatuses?.[0]?.restartCount >= 1)
+  const s = await open(alice, crashyId, 'tail=5')
+  await s.done
+  t.equal(s.events.at(-1)?.type, 'complete')
+  t.notOk(s.events.some((e) => e.type === 'error'))
+  t.match(s.lines().at(-1), /exited with code 1/)
+  await waitFor('upstream gone', () => app.podLogs.active() === 0)
 })
 
 t.test('a workload\'s pod picked by `pod`; a pod that is not its own is 404', async (t) => {

@@ -157,8 +157,8 @@ t.test('pings keep an answering client connected', async (t) => {
 t.test('the token never appears in a log line', async (t) => {
   const joined = logs.join('')
   for (const u of [alice, bob, carol]) t.notOk(joined.includes(u.token), 'token absent')
-  t.match(joined, /exec\/terminal\?[^"]*token=\[REDACTED\]/, 'the access line shows the route with the token redacted')
-  t.match(joined, /terminal session ended/)
+  t.match(joined, /"url":"[^"]*exec\/terminal\?[^"]*token=\[REDACTED\][^"]*"[^\n]*"terminal session ended"/, 'a session\'s log line shows its URL with the token redacted')
+  t.match(joined, /"url":"[^"]*exec\/terminal\?token=\[REDACTED\]"[^\n]*"statusCode":401/, 'so does the access line of a refused upgrade')
 })
 
 t.test('frame parsing and exit codes', async (t) => {
@@ -170,4 +170,13 @@ t.test('frame parsing and exit codes', async (t) => {
   t.equal(exitCodeOf({ status: 'Failure', reason: 'NonZeroExitCode', details: { causes: [{ reason: 'ExitCode', message: '42' }] } }), 42)
   t.equal(exitCodeOf({ status: 'Failure', message: 'boom' }), null)
   t.equal(exitCodeOf(null), null)
+})
+
+// Last: it closes the app.
+t.test('shutdown ends an open session with a close message', async (t) => {
+  const c = connect(boxId, { token: alice.token })
+  await c.next('metadata', (f) => f.type === 'metadata')
+  await app.close()
+  t.same((await c.next('close', (f) => f.type === 'close')).data, { reason: 'the service is shutting down', exit_code: null })
+  t.equal((await c.closed).code, 1001)
 })

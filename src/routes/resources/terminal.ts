@@ -10,6 +10,7 @@ import { errorResponses } from '../../../schemas/common.ts'
 import { ResourceParams } from '../../../schemas/resource.ts'
 import { TerminalQuery } from '../../../schemas/pod-streams.ts'
 import { AppError } from '../../errors.ts'
+import { redactUrl } from '../../logger.ts'
 import { ALLOWED_SHELLS, ExecFailed, isAllowedShell, openExec, type ExecSession } from '../../kube/exec-terminal.ts'
 import { PodTargets } from '../../services/pod-target.ts'
 import type { LiveSession } from '../../../plugins/websocket.ts'
@@ -113,7 +114,7 @@ export default async function terminalRoutes(app: App) {
         send('close', { reason, exit_code: exitCode })
         if (socket.readyState === socket.OPEN) socket.close(code)
         exec?.close()
-        log.info({ reason, exit_code: exitCode }, 'terminal session ended')
+        log.info({ reason, exit_code: exitCode, url: redactUrl(req.url) }, 'terminal session ended')
       }
       const refuse = (message: string, code: number = CLOSE.policy) => {
         send('error', message)
