@@ -113,7 +113,8 @@ export default fp(async (app) => {
   const resourceWatch = new ResourceWatchService({
     resources: resourceRepo, workflows: workflowRepo, bus, log: app.log,
     activeWorkflowIds: async (ownerId) => new Set((await db.collection('workflows').find(
-      { ...(ownerId !== undefined && { owner_id: ownerId }), status: { $ne: 'archived' } }, { projection: { _id: 1 } },
+      // Deployed: at least one (non-dry) run finished. Records of a workflow never run here are not followed.
+      { ...(ownerId !== undefined && { owner_id: ownerId }), status: { $ne: 'archived' }, run_count: { $gt: 0 } }, { projection: { _id: 1 } },
     ).toArray()).map((d) => String(d._id))),
     kubeConfigFor: async (ownerId, clusterId) => (await clusters.kubeConfigFor(ownerId, clusterId, 'viewer')).kc,
     // A watch reconnect is news about the connection, as a health check is.

@@ -35,7 +35,7 @@ const GONE_MEMORY_MS = 10 * 60_000
 export interface ResourceWatchDeps {
   resources: Pick<ResourceRepository, 'watchable' | 'setStatus'>
   workflows: { setNodeStatus(ownerId: string, id: string, nodeId: string, status: Record<string, unknown>): Promise<boolean> }
-  /** Ids of workflows whose resources are followed: existing and not archived (of one owner, or all). */
+  /** Ids of workflows whose resources are followed: deployed (run at least once) and not archived (of one owner, or all). */
   activeWorkflowIds(ownerId?: string): Promise<Set<string>>
   bus: EventBus
   /** The cluster's credentials as the resource owner reaches them (viewer access suffices). */
@@ -341,7 +341,7 @@ export class ResourceWatchService {
     const more = seen?.suppressed ? ` (${seen.suppressed} more reconnects since the last entry)` : ''
     this.reconnectLog.set(info.cluster, { at: now, suppressed: 0 })
     const where = info.namespace ? ` in namespace ${info.namespace}` : ''
-    const message = `watch of ${info.kind}${where} dropped (${info.reason}); reconnecting in ${(info.delayMs / 1000).toFixed(1)} s, attempt ${info.attempt}${more}`
+    const message = `watch of ${info.kind}${where} dropped (${info.reason}); reconnecting in ${info.delayMs < 1000 ? `${info.delayMs} ms` : `${(info.delayMs / 1000).toFixed(1)} s`}, attempt ${info.attempt}${more}`
     this.deps.clusterLog(info.cluster, false, message).catch(() => undefined)
   }
 }
