@@ -14,7 +14,7 @@ import { request as httpRequest, type IncomingMessage, type ClientRequest, type 
 import { request as httpsRequest, type RequestOptions } from 'node:https'
 import { StringDecoder } from 'node:string_decoder'
 import type { KubeConfig } from '@kubernetes/client-node'
-import type { StreamEvent, StreamHub, Subscription, SubscribeOptions } from '../events/stream-hub.ts'
+import { MemoryStreamHub, type StreamEvent, type StreamHub, type Subscription, type SubscribeOptions } from '../events/stream-hub.ts'
 import { describeNetworkError } from '../net/network-errors.ts'
 
 export interface LogTarget {
@@ -35,7 +35,12 @@ export interface LogOptions {
 export interface LogLine { line: string; timestamp: string | null }
 
 export interface PodLogDeps {
+  /** The app's hub: followed logs are published there, under keys shared by their subscribers. */
   hub: StreamHub
+  /** The hub's per-subscriber buffer (events); a subscriber's is raised to hold its whole tail. */
+  bufferSize: number
+  /** Largest `tail` a request may ask for. */
+  maxTail: number
   maxLineBytes: number
   /** Until the cluster answers with headers; a followed log then stays open as long as it has subscribers. */
   connectTimeoutMs: number
@@ -47,6 +52,9 @@ const TRUNCATED = ' …[line truncated]'
 const STAMPED = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})) (.*)$/s
 /** Events after which a log stream is over: serveStream's reply ends once it has written one. */
 const FINAL = new Set(['complete'])
+const ONCE_PREFIX = 'pod-logs:once:'
+/** Room beyond the tail in a subscriber's buffer: the lines that arrive while the tail is being written. */
+const TAIL_SLACK = 64
 
 /** Splits a byte stream into lines, cutting any longer than `max` bytes; at most one partial line is held. */
 export class LineSplitter {
@@ -130,6 +138,7 @@ class Upstream {
     private readonly key: string,
     private readonly target: LogTarget,
     readonly opts: LogOptions,
+    private readonly hub: StreamHub,
     private readonly deps: PodLogDeps,
     private readonly onEnd: () => void,
   ) {}
@@ -164,7 +173,7 @@ class Upstream {
   }
 
   private stream(res: IncomingMessage): void {
-    const splitter = new LineSplitter(this.deps.maxLineBytes, (raw) => this.deps.hub.publish(this.key, 'log', parseLine(raw, this.opts.timestamps)))
+    const splitter = new LineSplitter(this.deps.maxLineBytes, (raw) => this.hub.publish(this.key, 'log', parseLine(raw, this.opts.timestamps)))
     res.on('data', (chunk: Buffer) => { if (!this.stopped) splitter.write(chunk) })
     res.on('end', () => {
       if (this.stopped) return
@@ -185,14 +194,14 @@ class Upstream {
 
   private fail(message: string): void {
     if (this.stopped) return
-    this.deps.hub.publish(this.key, 'error', { error: message })
+    this.hub.publish(this.key, 'error', { error: message })
     this.finish()
   }
 
   /** The log ended (container stopped, tail sent) or failed: every subscriber gets `complete`. */
   private finish(): void {
     if (this.stopped) return
-    this.deps.hub.publish(this.key, 'complete', {})
+    this.hub.publish(this.key, 'complete', {})
     this.stop()
   }
 
@@ -236,13 +245,20 @@ export class PodLogStreams {
   /** The hub serveStream reads from: the app's hub, with log streams ending after `complete` and late joiners of a shared upstream replayed its recent lines. */
   readonly hub: StreamHub
 
+  /**
+   * One-shot streams (follow=false, or one that cannot start) live on a hub of their own without a replay
+   * window: resuming one is meaningless, and each would otherwise leave its lines in the shared hub's window.
+   */
+  private readonly onceHub: MemoryStreamHub
+
   constructor(private readonly deps: PodLogDeps) {
-    const inner = deps.hub
+    this.onceHub = new MemoryStreamHub({ replaySize: 0, bufferSize: deps.maxTail + TAIL_SLACK, log: deps.log })
+    const route = (key: string): StreamHub => (key.startsWith(ONCE_PREFIX) ? this.onceHub : deps.hub)
     this.hub = {
-      publish: (key, type, data) => inner.publish(key, type, data),
-      subscriberCount: (key) => inner.subscriberCount(key),
-      close: () => inner.close(),
-      subscribe: (key, opts) => endingAfterFinal(this.subscribeJoining(key, opts)),
+      publish: (key, type, data) => route(key).publish(key, type, data),
+      subscriberCount: (key) => route(key).subscriberCount(key),
+      close: () => this.close(),
+      subscribe: (key, opts) => endingAfterFinal(key.startsWith(ONCE_PREFIX) ? this.onceHub.subscribe(key, opts) : this.subscribeJoining(key, opts)),
     }
   }
 
@@ -253,13 +269,16 @@ export class PodLogStreams {
 
   /** The hub key: shared for a followed log with the same options; one of its own otherwise. */
   keyFor(target: LogTarget, opts: LogOptions): string {
-    if (!opts.follow) return `pod-logs:once:${++this.onceCounter}`
+    if (!opts.follow) return `${ONCE_PREFIX}${++this.onceCounter}`
     const q = new URLSearchParams({ tail: String(opts.tail), since: String(opts.sinceSeconds ?? ''), ts: String(opts.timestamps) })
     return `pod-logs:${target.cluster.id}/${target.namespace}/${target.pod}/${target.container}?${q}`
   }
 
   /** A subscriber joining a running upstream first gets its recent lines (up to `tail`, within the hub's replay window). */
-  private subscribeJoining(key: string, opts: SubscribeOptions = {}): Subscription {
+  private subscribeJoining(key: string, given: SubscribeOptions = {}): Subscription {
+    // The tail arrives in a burst: the subscriber's buffer holds all of it rather than dropping most.
+    const tail = Number(/[?&]tail=(\d+)/.exec(key)?.[1] ?? 0)
+    const opts = { ...given, bufferSize: Math.max(given.bufferSize ?? this.deps.bufferSize, Math.min(tail, this.deps.maxTail) + TAIL_SLACK) }
     const up = this.upstreams.get(key)
     const sub = this.deps.hub.subscribe(key, opts)
     if (!up || opts.lastEventId !== undefined || up.firstId === 0) return sub
@@ -271,9 +290,10 @@ export class PodLogStreams {
 
   /** Starts the key's upstream or joins it; the returned release stops it when the last subscriber leaves. */
   acquire(kc: KubeConfig, key: string, target: LogTarget, opts: LogOptions): () => void {
+    const hub = key.startsWith(ONCE_PREFIX) ? this.onceHub : this.deps.hub
     let up = this.upstreams.get(key)
     if (!up) {
-      const created: Upstream = new Upstream(key, target, opts, this.deps, () => {
+      const created: Upstream = new Upstream(key, target, opts, hub, this.deps, () => {
         this.stats.stopped++
         if (this.upstreams.get(key) === created) this.upstreams.delete(key)
       })
@@ -281,7 +301,7 @@ export class PodLogStreams {
       this.upstreams.set(key, up)
       this.stats.started++
       // The key's next id is the upstream's first event (publishing is synchronous, so nothing comes between).
-      const probe = this.deps.hub.subscribe(key)
+      const probe = hub.subscribe(key)
       up.firstId = probe.since + 1
       probe.close()
       void up.start(kc).catch((err: unknown) => this.deps.log.warn({ err: { message: (err as Error)?.message } }, 'pod log upstream failed to start'))
@@ -298,12 +318,13 @@ export class PodLogStreams {
 
   /** Ends a stream that cannot start (unknown container): its subscribers get `error`, then `complete`. */
   fail(key: string, message: string): void {
-    this.deps.hub.publish(key, 'error', { error: message })
-    this.deps.hub.publish(key, 'complete', {})
+    this.hub.publish(key, 'error', { error: message })
+    this.hub.publish(key, 'complete', {})
   }
 
   /** Stops every upstream (shutdown). */
   close(): void {
     for (const up of [...this.upstreams.values()]) up.stop()
+    this.onceHub.close()
   }
 }

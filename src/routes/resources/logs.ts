@@ -6,7 +6,7 @@ import fp from 'fastify-plugin'
 import type { App } from '../../app-types.ts'
 import { errorResponses } from '../../../schemas/common.ts'
 import { ResourceParams } from '../../../schemas/resource.ts'
-import { LogStreamQuery, podLogsStreamDoc } from '../../../schemas/pod-streams.ts'
+import { LOG_TAIL_MAX, LogStreamQuery, podLogsStreamDoc } from '../../../schemas/pod-streams.ts'
 import { streamResponse } from '../../../schemas/streams.ts'
 import { serveStream } from '../../events/sse.ts'
 import { PodLogStreams, type LogOptions, type LogTarget } from '../../kube/pod-logs.ts'
@@ -19,7 +19,7 @@ declare module 'fastify' {
 
 async function logRoutes(app: App) {
   const podLogs = new PodLogStreams({
-    hub: app.streams, maxLineBytes: app.config.LOG_LINE_MAX_BYTES, connectTimeoutMs: app.config.CLUSTER_TIMEOUT_MS, log: app.log.child({ component: 'pod-logs' }),
+    hub: app.streams, bufferSize: app.config.SSE_BUFFER_SIZE, maxTail: LOG_TAIL_MAX, maxLineBytes: app.config.LOG_LINE_MAX_BYTES, connectTimeoutMs: app.config.CLUSTER_TIMEOUT_MS, log: app.log.child({ component: 'pod-logs' }),
   })
   app.decorate('podLogs', podLogs)
   app.addHook('onClose', async () => podLogs.close())
