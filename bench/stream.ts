@@ -9,6 +9,9 @@
 // sockets. The clients are raw TCP sockets in this process, which parses every frame: on a shared 2-core
 // machine the latency includes the clients' own queueing, so it is an upper bound. Timestamps are
 // `performance.timeOrigin + performance.now()`, comparable across the two processes.
+//
+// BENCH_SUBSCRIBERS, BENCH_EVENTS, BENCH_INTERVAL_MS as above; BENCH_CPU_PROF=<dir> writes a V8 CPU profile
+// of the server there.
 import { fork } from 'node:child_process'
 import net from 'node:net'
 import { performance } from 'node:perf_hooks'
@@ -82,7 +85,7 @@ async function server(): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const child = fork(new URL(import.meta.url).pathname, ['server'], { execArgv: ['--import', 'tsx', '--expose-gc'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+  const child = fork(new URL(import.meta.url).pathname, ['server'], { execArgv: ['--import', 'tsx', '--expose-gc', ...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [])], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
   const exited = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`bench server exited (${code})`))))
   const next = <T extends FromServer['type']>(type: T): Promise<Extract<FromServer, { type: T }>> => Promise.race([exited, new Promise<Extract<FromServer, { type: T }>>((resolve) => {
     const listener = (m: FromServer) => { if (m.type === type) { child.off('message', listener); resolve(m as Extract<FromServer, { type: T }>) } }
