@@ -128,3 +128,26 @@ t.test('the resource stream: metadata, owner-scoped, status changes, cluster err
   const next = await again.until('error', (e) => e.length >= 2)
   t.match(next[1].data.error, /third/, 'the first event after metadata is the outage seen while it is open')
 })
+
+t.test('a change in the cluster reaches both streams through the watcher, and the next metadata carries it', async (t) => {
+  const resource = (await call(owner, 'GET', `/v1/api/resources?workflow_id=${id}&kind=Deployment`)).body.resources[0]
+  const wf = await openStream(base, streamPath, auth)
+  const res = await openStream(base, `/v1/api/resources/${resource.id}/stream`, auth)
+  t.teardown(() => { wf.close(); res.close() })
+  await wf.until('metadata', (e) => e.length >= 1)
+  await res.until('metadata', (e) => e.length >= 1)
+  await f.kubectl('delete', 'deployment', 'api', '-n', 'streamed', '--wait=false')
+  const deleted = (e: SseEvent) => e.type === 'status_change' && e.data.resource_id === resource.id && e.data.new_status === 'deleted'
+  for (const s of [wf, res]) {
+    const events = await s.until('status_change to deleted', (e) => e.some(deleted), 20_000)
+    const change = events.find(deleted)!
+    t.ok(Value.Check(StatusChangeEvent, change.data))
+    t.match(change.data, { node_id: 'n-api', kind: 'Deployment', name: 'api', namespace: 'streamed' })
+    t.ok(events.some((e) => e.type === 'node_update' && e.data.node_id === 'n-api' && e.data.status.state === 'deleted'), 'with the node\'s update')
+  }
+  const later = await openStream(base, streamPath, auth)
+  t.teardown(() => later.close())
+  await later.until('metadata', (e) => e.length >= 1)
+  const node = later.events[0].data.nodes.find((n: { id: string }) => n.id === 'n-api')
+  t.equal(node.data._status?.state, 'deleted', 'the stored node status is in the snapshot')
+})
