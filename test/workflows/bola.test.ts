@@ -20,6 +20,8 @@ const requests: Record<string, { body?: object; query?: string }> = {
   restoreVersion: {}, compareVersions: { query: 'v1=1&v2=1' }, getWorkflowManifests: {},
   runWorkflow: { body: { dry_run: true } }, getWorkflowRun: {},
   getNodeDiagnostics: {}, getNodeFixTemplate: {}, applyNodeFix: { body: { fix_type: 'dns-name' } },
+  streamWorkflowStatus: {},
+  streamWorkflowStatus: {},
 }
 
 async function snapshot() {
