@@ -56,6 +56,9 @@ export function operationsOf(doc: JsonSchema): Operation[] {
   for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, Operation['op']>>)) {
     if (path.startsWith('/docs')) continue
     for (const [method, op] of Object.entries(item)) {
+      // An SSE stream stays open until its client leaves, which inject never does: test/streams drives
+      // them over real HTTP instead.
+      if ((op.responses?.['200'] as { content?: Record<string, unknown> } | undefined)?.content?.['text/event-stream']) continue
       if (['get', 'put', 'post', 'delete', 'patch'].includes(method)) out.push({ method: method.toUpperCase(), path, op })
     }
   }
