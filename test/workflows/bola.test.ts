@@ -21,7 +21,6 @@ const requests: Record<string, { body?: object; query?: string }> = {
   runWorkflow: { body: { dry_run: true } }, getWorkflowRun: {},
   getNodeDiagnostics: {}, getNodeFixTemplate: {}, applyNodeFix: { body: { fix_type: 'dns-name' } },
   streamWorkflowStatus: {},
-  streamWorkflowStatus: {},
 }
 
 async function snapshot() {
