@@ -48,3 +48,22 @@ export const podLogsStreamDoc = {
     complete: { description: 'the log ended; the response ends after it', schema: PodLogsComplete },
   },
 }
+
+// The terminal's JSON text frames (API.md §7), documented on the route as `x-websocket-messages`.
+const Str = Type.String()
+export const TerminalServerMessage = Type.Union([
+  Type.Object({ type: Type.Literal('metadata'), data: Type.Object({ pod: Str, container: Str, namespace: Str, cluster: Str, shell: Str }, { additionalProperties: false }) }, { additionalProperties: false }),
+  Type.Object({ type: Type.Literal('output'), data: Type.String({ description: 'terminal output (UTF-8; a TTY merges stderr into it)' }) }, { additionalProperties: false }),
+  Type.Object({ type: Type.Literal('error'), data: Type.String({ description: 'why a request was refused or a frame rejected' }) }, { additionalProperties: false }),
+  Type.Object({
+    type: Type.Literal('close'),
+    data: Type.Object({
+      reason: Type.String({ description: 'exited, idle timeout, refused, the client closed the connection, the service is shutting down, ...' }),
+      exit_code: Type.Union([Type.Integer(), Type.Null()], { description: 'the shell\'s exit code; null when it did not exit by itself' }),
+    }, { additionalProperties: false }),
+  }, { additionalProperties: false }),
+])
+export const TerminalClientMessage = Type.Union([
+  Type.Object({ type: Type.Literal('input'), data: Type.String({ description: 'keystrokes, as the terminal sends them (\\r for Enter)' }) }),
+  Type.Object({ type: Type.Literal('resize'), rows: Type.Integer({ minimum: 1, maximum: 1000 }), cols: Type.Integer({ minimum: 1, maximum: 1000 }) }),
+])

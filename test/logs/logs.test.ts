@@ -7,6 +7,9 @@ import { registerUser, type TestUser } from '../helpers/auth.ts'
 import { startTestCluster } from '../helpers/kube.ts'
 import { raw, waitFor } from '../kube-sim/test-helpers.ts'
 import { LineSplitter, parseLine } from '../../src/kube/pod-logs.ts'
+import { Value } from 'typebox/value'
+import type { TSchema } from 'typebox'
+import { podLogsStreamDoc } from '../../schemas/pod-streams.ts'
 
 const sim = await startTestCluster(t, { timing: { logIntervalMs: 50 } })
 const { app, logs: appLogs } = await startTestApp(t, { CLUSTER_TIMEOUT_MS: 5000, LOG_LINE_MAX_BYTES: 1024 })
@@ -61,6 +64,9 @@ const multiId = await track(alice, 'multi')
 const carolsWebId = await track(carol, 'web')
 const crashyId = await track(alice, 'crashy')
 
+/** Events whose payload does not match the schema documented for its type (x-events). */
+const undocumented: unknown[] = []
+let eventsSeen = 0
 interface Event { id: number; type: string; data: any } // eslint-disable-line @typescript-eslint/no-explicit-any
 
 /** An SSE reader over a real connection: the events so far, whether the response ended, and a way to leave. */
@@ -82,7 +88,12 @@ async function open(u: TestUser, id: string, query = '') {
           buf = buf.slice(i + 2)
           const field = (name: string) => block.split('\n').find((l) => l.startsWith(`${name}: `))?.slice(name.length + 2)
           const type = field('event')
-          if (type) events.push({ id: Number(field('id')), type, data: JSON.parse(field('data') ?? 'null') })
+          if (!type) continue
+          const event = { id: Number(field('id')), type, data: JSON.parse(field('data') ?? 'null') }
+          const doc = (podLogsStreamDoc.events as Record<string, { schema: TSchema } | undefined>)[type]
+          eventsSeen++
+          if (!doc || !Value.Check(doc.schema, event.data)) undocumented.push(event)
+          events.push(event)
         }
       }
     } catch { /* aborted by the test */ }
@@ -226,6 +237,11 @@ t.test('bad query values are 400', async (t) => {
 t.test('nothing about the stream leaks a token into the log', async (t) => {
   const joined = appLogs.join('')
   for (const u of [alice, bob, carol]) t.notOk(joined.includes(u.token))
+})
+
+t.test('every event of every stream above had a documented type and payload', async (t) => {
+  t.ok(eventsSeen > 50, `${eventsSeen} events`)
+  t.same(undocumented, [])
 })
 
 t.test('line splitting and parsing', async (t) => {

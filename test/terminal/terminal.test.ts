@@ -10,6 +10,8 @@ import { raw, waitFor } from '../kube-sim/test-helpers.ts'
 import { MANAGED_BY, MANAGED_BY_LABEL } from '../../src/manifests/metadata.ts'
 import { parseClientFrame } from '../../src/routes/resources/terminal.ts'
 import { exitCodeOf } from '../../src/kube/exec-terminal.ts'
+import { Value } from 'typebox/value'
+import { TerminalServerMessage } from '../../schemas/pod-streams.ts'
 
 const IDLE_MS = 3000
 const sim = await startTestCluster(t)
@@ -50,6 +52,8 @@ async function track(u: TestUser): Promise<string> {
 const boxId = await track(alice)
 const carolsBoxId = await track(carol)
 
+const undocumented: unknown[] = []
+let framesSeen = 0
 interface Frame { type: string; data: any } // eslint-disable-line @typescript-eslint/no-explicit-any
 
 /** A terminal client: every frame it got, a waiter for the next matching one, and the socket's close. */
@@ -58,7 +62,12 @@ function connect(resourceId: string, query: Record<string, string>) {
   const ws = new WebSocket(`${wsBase}/v1/api/resources/${resourceId}/exec/terminal?${new URLSearchParams(query)}`)
   const closed = new Promise<{ code: number }>((resolve) => ws.on('close', (code) => resolve({ code })))
   const opened = new Promise<void>((resolve, reject) => { ws.on('open', () => resolve()); ws.on('unexpected-response', (req, res) => { req.destroy(); reject(new Error(`HTTP ${res.statusCode}`)) }); ws.on('error', reject) })
-  ws.on('message', (data) => frames.push(JSON.parse(String(data))))
+  ws.on('message', (data) => {
+    const frame = JSON.parse(String(data))
+    // Every server frame matches the documented shape (x-websocket-messages); one that does not fails the test.
+    framesSeen++
+    if (!Value.Check(TerminalServerMessage, frame)) { undocumented.push(frame); frames.push({ type: 'undocumented', data: frame }) } else frames.push(frame)
+  })
   const next = (what: string, pred: (f: Frame) => boolean) => waitFor(what, () => frames.find(pred))
   const output = () => frames.filter((f) => f.type === 'output').map((f) => f.data).join('')
   const send = (frame: unknown) => ws.send(typeof frame === 'string' ? frame : JSON.stringify(frame))
@@ -78,6 +87,7 @@ t.test('echo hi round trip, then exit 3: the close message carries the exit code
   const close = await c.next('close message', (f) => f.type === 'close')
   t.same(close.data, { reason: 'exited', exit_code: 3 })
   t.equal(c.frames.at(-1)?.type, 'close', 'close is the last message')
+  t.notOk(c.frames.some((f) => f.type === 'undocumented'), 'every frame is of a documented shape')
   t.equal((await c.closed).code, 1000)
   t.notOk(c.frames.some((f) => f.type === 'error'), 'a resize is accepted without an error')
 })
@@ -170,6 +180,11 @@ t.test('frame parsing and exit codes', async (t) => {
   t.equal(exitCodeOf({ status: 'Failure', reason: 'NonZeroExitCode', details: { causes: [{ reason: 'ExitCode', message: '42' }] } }), 42)
   t.equal(exitCodeOf({ status: 'Failure', message: 'boom' }), null)
   t.equal(exitCodeOf(null), null)
+})
+
+t.test('every server frame of every session above had a documented shape', async (t) => {
+  t.ok(framesSeen > 30, `${framesSeen} frames`)
+  t.same(undocumented, [])
 })
 
 // Last: it closes the app.

@@ -8,7 +8,7 @@ import type { WebSocket } from 'ws'
 import type { App } from '../../app-types.ts'
 import { errorResponses } from '../../../schemas/common.ts'
 import { ResourceParams } from '../../../schemas/resource.ts'
-import { TerminalQuery } from '../../../schemas/pod-streams.ts'
+import { TerminalClientMessage, TerminalQuery, TerminalServerMessage } from '../../../schemas/pod-streams.ts'
 import { AppError } from '../../errors.ts'
 import { redactUrl } from '../../logger.ts'
 import { ALLOWED_SHELLS, ExecFailed, isAllowedShell, openExec, type ExecSession } from '../../kube/exec-terminal.ts'
@@ -78,6 +78,7 @@ export default async function terminalRoutes(app: App) {
         426: Type.Ref('ErrorResponse', { description: 'not a WebSocket upgrade request (after the resource is found)' }),
         ...errorResponses(400, 401, 404),
       },
+      'x-websocket-messages': { server: TerminalServerMessage, client: TerminalClientMessage },
     },
     // A plain GET: the same ownership answer as every resource route, then the hint that this is a WebSocket.
     handler: async (req) => {
