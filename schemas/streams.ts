@@ -50,7 +50,7 @@ export function streamResponse(description: string) {
 export const workflowStreamDoc = {
   description: [
     FRAMES,
-    'Events: `metadata` (the workflow; each node\'s live status in `data._status`), `node_update` (a node\'s status: an object of a run applied or failed, or its resource changed in the cluster), `status_change` (a tracked resource of the workflow changed status), `workflow_sync` (every node\'s status: after each run and each watch resync), `error` (a run failed), `complete` (a run ended).',
+    'Events: `metadata` (the workflow; each node\'s live status in `data._status`), `node_update` (a node\'s status: an object of a run applied or failed, or its resource changed in the cluster), `status_change` (a tracked resource of the workflow changed status), `workflow_sync` (every node\'s status: after each run and each watch resync), `error` (a run failed, or the workflow was deleted), `complete` (a run ended).',
     'Dry runs publish no node status; their `error` and `complete` are sent.',
   ].join('\n\n'),
   events: {
@@ -58,7 +58,7 @@ export const workflowStreamDoc = {
     node_update: { description: 'one node\'s status', schema: NodeUpdateEvent },
     status_change: { description: 'a tracked resource of this workflow changed status', schema: StatusChangeEvent },
     workflow_sync: { description: 'every node\'s status after a run or a watch resync', schema: WorkflowSyncEvent },
-    error: { description: 'a run failed: its error', schema: ErrorEvent },
+    error: { description: 'a run failed (its error), or the workflow was deleted', schema: ErrorEvent },
     complete: { description: 'a run ended', schema: CompleteEvent },
   } satisfies Record<string, EventDoc>,
 }

@@ -5,6 +5,7 @@
 //   resource.status  → node_update + status_change on workflow:<id> and resource:<id>
 //   workflow.synced  → workflow_sync on workflow:<id>           (a watch's initial list: start or resync)
 //   cluster.status   → error on resource:<id> of each open resource stream on a cluster that became unreachable
+//   workflow.deleted → error on workflow:<id>                  (nothing more will come)
 //
 // Dry runs change nothing in the cluster, so they publish no node status; their end (complete, error) is
 // still announced, since a client watching the stream started them. A run's events are published in the
@@ -90,6 +91,7 @@ export class WorkflowStreamPublisher {
       bus.on('resource.status', (e) => this.resourceStatus(e)),
       bus.on('workflow.synced', (e) => this.synced(e)),
       bus.on('cluster.status', (e) => this.clusterStatus(e)),
+      bus.on('workflow.deleted', (e) => this.deps.hub.publish(workflowKey(e.workflow_id), 'error', { error: 'the workflow was deleted' })),
     )
   }
 

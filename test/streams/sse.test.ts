@@ -158,6 +158,17 @@ t.test('bus events become stream events: resource.status → node_update + statu
   t.ok(Value.Check(WorkflowSyncEvent, events[3].data), 'workflow_sync matches its documented schema')
 })
 
+t.test('deleting the workflow says so on its stream', async (t) => {
+  const doomed = (await app.inject({ method: 'POST', url: '/v1/api/workflows', headers: auth(), payload: { name: 'doomed' } })).json().id as string
+  const s = await openStream(base, `/v1/api/workflows/${doomed}/status/stream`, auth())
+  t.teardown(() => s.close())
+  await s.until('metadata', (e) => e.length >= 1)
+  t.equal((await app.inject({ method: 'DELETE', url: `/v1/api/workflows/${doomed}`, headers: auth() })).statusCode, 204)
+  const events = await s.until('error', (e) => e.some((x) => x.type === 'error'))
+  t.same(events.at(-1)!.data, { error: 'the workflow was deleted' })
+  t.equal((await openStream(base, `/v1/api/workflows/${doomed}/status/stream`, auth())).status, 404, 'and it cannot be opened again')
+})
+
 t.test('closing the app ends open streams promptly', async (t) => {
   const a = await openStream(base, path, auth())
   const b = await openStream(base, path, auth())
