@@ -57,9 +57,9 @@ let framesSeen = 0
 interface Frame { type: string; data: any } // eslint-disable-line @typescript-eslint/no-explicit-any
 
 /** A terminal client: every frame it got, a waiter for the next matching one, and the socket's close. */
-function connect(resourceId: string, query: Record<string, string>) {
+function connect(resourceId: string, query: Record<string, string>, options: WebSocket.ClientOptions = {}) {
   const frames: Frame[] = []
-  const ws = new WebSocket(`${wsBase}/v1/api/resources/${resourceId}/exec/terminal?${new URLSearchParams(query)}`)
+  const ws = new WebSocket(`${wsBase}/v1/api/resources/${resourceId}/exec/terminal?${new URLSearchParams(query)}`, options)
   const closed = new Promise<{ code: number }>((resolve) => ws.on('close', (code) => resolve({ code })))
   const opened = new Promise<void>((resolve, reject) => { ws.on('open', () => resolve()); ws.on('unexpected-response', (req, res) => { req.destroy(); reject(new Error(`HTTP ${res.statusCode}`)) }); ws.on('error', reject) })
   ws.on('message', (data) => {
@@ -79,6 +79,7 @@ t.test('echo hi round trip, then exit 3: the close message carries the exit code
   await c.opened
   const meta = await c.next('metadata', (f) => f.type === 'metadata')
   t.match(meta.data, { pod: /^box-/, container: 'main', namespace: 'tty', cluster: 'term', shell: 'sh' })
+  t.equal(c.frames[0], meta, 'metadata is the first message')
   await c.next('prompt', () => c.output().includes('# '))
   c.send({ type: 'resize', rows: 40, cols: 120 })
   c.send({ type: 'input', data: 'echo hi\r' })
@@ -95,6 +96,7 @@ t.test('echo hi round trip, then exit 3: the close message carries the exit code
 t.test('a chosen container and a /bin/ path shell; exit 0 closes with exit_code 0', async (t) => {
   const c = connect(boxId, { token: alice.token, shell: '/bin/bash', container: 'side' })
   t.match((await c.next('metadata', (f) => f.type === 'metadata')).data, { container: 'side', shell: '/bin/bash' })
+  t.equal(c.frames[0].type, 'metadata', 'metadata is the first message')
   c.send({ type: 'input', data: 'echo $HOSTNAME; exit\r' })
   t.same((await c.next('close', (f) => f.type === 'close')).data, { reason: 'exited', exit_code: 0 })
   t.match(c.output(), /box-/)
@@ -162,6 +164,14 @@ t.test('pings keep an answering client connected', async (t) => {
   await waitFor('three pings', () => pings >= 3)
   c.send({ type: 'input', data: 'exit 0\r' })
   t.same((await c.next('close', (f) => f.type === 'close')).data, { reason: 'exited', exit_code: 0 })
+})
+
+t.test('a client that stops answering pings is dropped', async (t) => {
+  const c = connect(boxId, { token: alice.token }, { autoPong: false })
+  await c.next('metadata', (f) => f.type === 'metadata')
+  await c.closed
+  await waitFor('the reason logged', () => logs.some((l) => l.includes('"reason":"the client stopped answering pings"')))
+  t.notOk(c.frames.some((f) => f.type === 'close' && f.data.reason === 'idle timeout'), 'dropped for the pings, not the idle timeout')
 })
 
 t.test('the token never appears in a log line', async (t) => {

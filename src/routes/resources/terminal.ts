@@ -150,17 +150,27 @@ export default async function terminalRoutes(app: App) {
         if (target.problem || !target.container) { refuse(target.problem ?? 'no container to run the shell in'); return }
         if (ended) return
         const container = target.container
+        // Output (the prompt) or even the exit can come before `metadata` is sent; held until it is, so
+        // `metadata` is always the first message of a session.
+        let held: string[] | null = []
+        let heldExit: { code: number | null; reason: string } | null = null
+        const emit = (text: string) => {
+          send('output', text)
+          if (socket.bufferedAmount > MAX_BUFFERED_BYTES) end('the client is not reading the output fast enough', null, CLOSE.policy)
+        }
         const session = await openExec(target.kc, { namespace: target.namespace, pod: target.pod, container, shell }, {
-          output: (text) => {
-            send('output', text)
-            if (socket.bufferedAmount > MAX_BUFFERED_BYTES) end('the client is not reading the output fast enough', null, CLOSE.policy)
-          },
-          exit: (exitCode, reason) => end(reason, exitCode),
+          output: (text) => { if (held) held.push(text); else emit(text) },
+          exit: (code, reason) => { if (held) heldExit = { code, reason }; else end(reason, code) },
         })
         if (ended) { session.close(); return }
         exec = session
         log.info({ pod: target.pod, container, namespace: target.namespace, cluster: target.cluster.name, shell }, 'terminal session started')
         send('metadata', { pod: target.pod, container, namespace: target.namespace, cluster: target.cluster.name, shell })
+        const pending = held
+        held = null
+        for (const text of pending) emit(text)
+        const exited = heldExit as { code: number | null; reason: string } | null
+        if (exited) { end(exited.reason, exited.code); return }
         if (pendingSize) session.resize(pendingSize.rows, pendingSize.cols)
         if (early) session.input(early)
         early = ''
