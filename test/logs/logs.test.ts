@@ -260,3 +260,15 @@ t.test('line splitting and parsing', async (t) => {
   t.same(parseLine('2026-11-23T10:00:00Z hi', true), { line: '2026-11-23T10:00:00Z hi', timestamp: '2026-11-23T10:00:00.000Z' })
   t.same(parseLine('no stamp', false), { line: 'no stamp', timestamp: null })
 })
+
+// Last: it closes the app.
+t.test('shutdown ends open log streams and stops their upstream requests', async (t) => {
+  const follow = await open(alice, webId, 'tail=1')
+  const once = await open(alice, webId, 'tail=5000&follow=false')
+  await waitFor('following', () => follow.lines().length >= 1 && app.podLogs.active() >= 1)
+  const started = Date.now()
+  await app.close()
+  await Promise.all([follow.done, once.done])
+  t.ok(Date.now() - started < 5000, 'within the shutdown, not after a grace period')
+  t.equal(app.podLogs.active(), 0)
+})

@@ -22,7 +22,8 @@ async function logRoutes(app: App) {
     hub: app.streams, bufferSize: app.config.SSE_BUFFER_SIZE, maxTail: LOG_TAIL_MAX, maxLineBytes: app.config.LOG_LINE_MAX_BYTES, connectTimeoutMs: app.config.CLUSTER_TIMEOUT_MS, log: app.log.child({ component: 'pod-logs' }),
   })
   app.decorate('podLogs', podLogs)
-  app.addHook('onClose', async () => podLogs.close())
+  // preClose: open streams end before the server waits for its connections to finish.
+  app.addHook('preClose', async () => podLogs.close())
   const targets = new PodTargets({
     resource: (ownerId, id) => app.services.resources.get(ownerId, id),
     kubeConfigFor: async (userId, ref, need) => { const { kc, cluster } = await app.services.clusters.kubeConfigFor(userId, ref, need); return { kc, cluster: { id: cluster.id, name: cluster.name } } },
