@@ -74,7 +74,9 @@ export const SSE_HEADERS = {
  */
 export async function serveStream(req: FastifyRequest, reply: FastifyReply, opts: ServeStreamOptions): Promise<void> {
   // Subscribed before the snapshot is read, so nothing published in between is missed.
-  const sub = opts.hub.subscribe(opts.key, { lastEventId: lastEventId(req) })
+  let dropped = 0
+  let sent = 0
+  const sub = opts.hub.subscribe(opts.key, { lastEventId: lastEventId(req), onDrop: () => { dropped++ } })
   let metadata: unknown
   try {
     metadata = await opts.metadata()
@@ -112,6 +114,8 @@ export async function serveStream(req: FastifyRequest, reply: FastifyReply, opts
     sub.close()
     try { opts.onClose?.() } catch (err) { req.log.error({ err: { message: (err as Error)?.message } }, 'stream onClose failed') }
     if (!res.writableEnded) res.end()
+    // A taken-over reply is not in the access log: this line is, when the stream ends.
+    req.log.info({ req, stream: opts.key, events: sent, dropped, responseTime: Math.round(reply.elapsedTime) }, 'stream closed')
   }
   res.on('close', end)
   res.on('error', end)
@@ -125,6 +129,7 @@ export async function serveStream(req: FastifyRequest, reply: FastifyReply, opts
     if (!res.write(frame(sub.since, 'metadata', metadata, RETRY_MS))) await drained(res, socket, sub)
     for await (const event of sub as AsyncIterable<StreamEvent>) {
       if (gone() || sub.closed) break
+      sent++
       if (!send(encode(event))) await drained(res, socket, sub)
     }
   } finally {

@@ -138,6 +138,12 @@ t.test('a slow reader loses events and a warning is logged; a fast reader on the
   t.ok(slowGot.length < count, `the slow reader lost events (${count - slowGot.length} of ${count})`)
   t.same(slowGot, [...slowGot].sort((a, b) => a - b), 'what it got is in order')
   t.notOk(slow.raw().includes('\r'))
+  slow.close()
+  const closed = await fast.until('the slow stream\'s closing log line', () => logs.slice(logsBefore).some((l) => l.includes('"msg":"stream closed"') && !l.includes('"dropped":0')))
+  t.ok(closed)
+  const line = JSON.parse(logs.slice(logsBefore).find((l) => l.includes('"msg":"stream closed"') && !l.includes('"dropped":0'))!)
+  t.match(line, { stream: key, req: { method: 'GET', url: path } })
+  t.ok(line.dropped > 0 && line.events + line.dropped >= count, `the closing line counts what was sent (${line.events}) and dropped (${line.dropped})`)
 })
 
 t.test('bus events become stream events: resource.status → node_update + status_change, workflow.synced → workflow_sync', async (t) => {
