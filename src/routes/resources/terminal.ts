@@ -92,15 +92,16 @@ export default async function terminalRoutes(app: App) {
       let ended = false
       let early = ''
       let pendingSize = null as { rows: number; cols: number } | null
-      let alive = true
+      let unanswered = 0
 
       const send = (type: string, data: unknown) => {
         if (socket.readyState === socket.OPEN) socket.send(JSON.stringify({ type, data }))
       }
       const live: LiveSession = { shutdown: (reason) => end(reason, null, CLOSE.goingAway) }
+      // Two unanswered pings in a row, not one: a pong can be late behind a burst of output.
       const pinger = setInterval(() => {
-        if (!alive) { end('the client stopped answering pings', null, CLOSE.goingAway); socket.terminate(); return }
-        alive = false
+        if (unanswered >= 2) { end('the client stopped answering pings', null, CLOSE.goingAway); socket.terminate(); return }
+        unanswered++
         socket.ping()
       }, pingMs)
       let idle = setTimeout(() => end('idle timeout', null), idleMs)
@@ -123,7 +124,7 @@ export default async function terminalRoutes(app: App) {
       }
 
       app.liveSessions.add(live)
-      socket.on('pong', () => { alive = true })
+      socket.on('pong', () => { unanswered = 0 })
       socket.on('close', () => end('the client closed the connection', null))
       socket.on('error', () => end('the client connection failed', null))
       socket.on('message', (data, isBinary) => {
