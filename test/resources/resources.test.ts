@@ -116,7 +116,7 @@ t.test('PATCH takes only the user fields, and a run keeps them', async (t) => {
 t.test('another user\'s resource id is a 404 on every route, and nothing of the owner\'s changes', async (t) => {
   const target = (await list(alice, 'kind=Deployment&sort=name&order=asc')).body.resources[0]
   const before = JSON.stringify((await list(alice, 'limit=100&sort=name')).body)
-  const requests: Record<string, { body?: object }> = { getResource: {}, updateResource: { body: { is_favorite: false, user_notes: 'stolen' } }, listResourcePods: {}, streamResource: {} }
+  const requests: Record<string, { body?: object }> = { getResource: {}, updateResource: { body: { is_favorite: false, user_notes: 'stolen' } }, listResourcePods: {}, streamResource: {}, streamResourceLogs: {}, openResourceTerminal: {} }
   const paths = (app.swagger() as unknown as { paths: Record<string, Record<string, { operationId: string }>> }).paths
   let checked = 0
   for (const [path, ops] of Object.entries(paths)) {
