@@ -60,6 +60,29 @@ function encode(event: StreamEvent): Encoded {
 const PING_FRAME = Buffer.from(': ping\n\n')
 const PING: Encoded = { frame: PING_FRAME, chunk: asChunk(PING_FRAME) }
 
+// One timer per heartbeat period for all streams, not one per stream: 10,000 streams are 10,000 timers
+// otherwise. A stream that opened just before a tick gets its first ping early, which is harmless.
+const tickers = new Map<number, { timer: NodeJS.Timeout; beats: Set<() => void> }>()
+function onHeartbeat(periodMs: number, beat: () => void): () => void {
+  let ticker = tickers.get(periodMs)
+  if (!ticker) {
+    const beats = new Set<() => void>()
+    const timer = setInterval(() => { for (const b of beats) b() }, periodMs)
+    timer.unref()
+    ticker = { timer, beats }
+    tickers.set(periodMs, ticker)
+  }
+  const { beats, timer } = ticker
+  beats.add(beat)
+  return () => {
+    beats.delete(beat)
+    if (beats.size === 0 && tickers.get(periodMs)?.timer === timer) {
+      clearInterval(timer)
+      tickers.delete(periodMs)
+    }
+  }
+}
+
 export const SSE_HEADERS = {
   'content-type': 'text/event-stream',
   'cache-control': 'no-cache',
@@ -104,13 +127,16 @@ export async function serveStream(req: FastifyRequest, reply: FastifyReply, opts
   // fan-out. res.end() still writes the last chunk, so the stream ends as any response does.
   const chunked = (res as unknown as { chunkedEncoding?: boolean }).chunkedEncoding === true
   const send = (bytes: Encoded): boolean => socket.write(chunked ? bytes.chunk : bytes.frame)
-  const gone = () => closed || res.destroyed || socket.destroyed
-
   let closed = false
+  const gone = () => closed || res.destroyed || socket.destroyed
+  const stopHeartbeat = onHeartbeat(heartbeatMs, () => {
+    // A ping behind a backlog says nothing and would grow it.
+    if (!socket.writableNeedDrain && !gone()) send(PING)
+  })
   const end = () => {
     if (closed) return
     closed = true
-    clearInterval(heartbeat)
+    stopHeartbeat()
     sub.close()
     try { opts.onClose?.() } catch (err) { req.log.error({ err: { message: (err as Error)?.message } }, 'stream onClose failed') }
     if (!res.writableEnded) res.end()
@@ -119,11 +145,6 @@ export async function serveStream(req: FastifyRequest, reply: FastifyReply, opts
   }
   res.on('close', end)
   res.on('error', end)
-  const heartbeat = setInterval(() => {
-    // A ping behind a backlog says nothing and would grow it.
-    if (!socket.writableNeedDrain && !gone()) send(PING)
-  }, heartbeatMs)
-  heartbeat.unref()
 
   try {
     if (!res.write(frame(sub.since, 'metadata', metadata, RETRY_MS))) await drained(res, socket, sub)
