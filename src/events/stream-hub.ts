@@ -188,8 +188,11 @@ export class MemoryStreamHub implements StreamHub {
     const resumable = state !== undefined && requested !== undefined && requested >= 0 && requested <= state.lastId
     const since = resumable ? requested : state?.lastId ?? 0
     const sub = new MemorySubscription(since, opts.bufferSize ?? this.bufferSize, opts.onDrop, (s) => {
-      state?.subscribers.delete(s)
-      if (state) state.lastActivity = this.now()
+      if (!state) return
+      state.subscribers.delete(s)
+      state.lastActivity = this.now()
+      // A key that never had an event (e.g. a stream refused with 404 after subscribing) is not kept.
+      if (state.subscribers.size === 0 && state.lastId === 0 && this.keys.get(key) === state) this.keys.delete(key)
     })
     if (!state) { sub.close(); return sub }
     state.lastActivity = now

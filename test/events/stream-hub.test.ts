@@ -91,6 +91,9 @@ t.test('keys with no subscriber and no event for idleKeyMs are forgotten', async
   hub.publish('new', 'e', {})
   t.equal(hub.keyCount(), 2, 'only the subscribed key and the new one remain')
   held.close()
+  t.equal(hub.keyCount(), 1, 'a key that never had an event goes with its last subscriber')
+  hub.subscribe('never-published').close()
+  t.equal(hub.keyCount(), 1)
 })
 
 t.test('close ends every subscription (pending reads finish) and later ones start closed', async (t) => {
