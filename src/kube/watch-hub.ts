@@ -150,7 +150,8 @@ class Stream {
       this.controller = null
       if (this.stopped) return
       if (healthy || Date.now() - startedAt >= this.o.backoff.maxMs) this.attempt = 0
-      if (expired) { this.rv = null; void this.relist(); return }
+      // Expired: as an ERROR event (what API servers send) or as the answer to the request itself.
+      if (expired || (err as { statusCode?: unknown })?.statusCode === 410) { this.rv = null; void this.relist(); return }
       this.retry(err, 'watch')
     }
     const controller = await new Watch(this.kc).watch(this.path, {
@@ -187,8 +188,10 @@ class Stream {
     this.timer = setTimeout(() => {
       this.timer = null
       // Resume from the last resourceVersion when there is one; otherwise (never listed) list first.
-      if (this.synced && this.rv) void this.watch().catch((e) => this.retry(e, 'watch'))
-      else void this.relist()
+      if (this.synced && this.rv) {
+        // Fresh credentials for every reconnect (an OIDC token may have expired meanwhile).
+        void (async () => { this.kc = await this.o.connect(this.key.cluster); await this.watch() })().catch((e) => this.retry(e, 'watch'))
+      } else void this.relist()
     }, delayMs)
     this.timer.unref?.()
   }

@@ -74,6 +74,7 @@ export class ResourceWatchService {
   private readonly gone = new Map<string, number>()
   /** Workflows whose `workflow.synced` is due once all their streams have listed. */
   private readonly syncDue = new Set<string>()
+  private readonly syncBatch = new Set<string>()
   /** Nodes (owner, workflow, node) that render an object other than a Namespace. */
   private readonly nodesWithOwnObjects = new Set<string>()
   private readonly reconciling = new Map<string, { running: Promise<void>; again: boolean }>()
@@ -191,7 +192,12 @@ export class ResourceWatchService {
         this.podSubs.set(k, this.hub.subscribe(podKey(w.cluster_id, w.namespace), {
           name: '*',
           event: () => { for (const x of this.workloads.get(k) ?? []) this.evaluate(x) },
-          synced: () => { for (const x of this.workloads.get(k) ?? []) { this.evaluate(x); this.syncDue.has(wfKey(x.owner_id, x.workflow_id)) && this.maybeSynced(wfKey(x.owner_id, x.workflow_id)) } },
+          synced: () => {
+            for (const x of this.workloads.get(k) ?? []) {
+              this.evaluate(x)
+              if (this.syncDue.has(wfKey(x.owner_id, x.workflow_id))) this.syncLater(wfKey(x.owner_id, x.workflow_id))
+            }
+          },
         }))
       }
     }
@@ -237,9 +243,14 @@ export class ResourceWatchService {
     // A full listing without the object: it is not in the cluster (or no longer carries our label).
     if (!this.hub.object(w.key, w.name)) this.deleted(w, null)
     else this.evaluate(w)
-    const k = wfKey(w.owner_id, w.workflow_id)
+    this.syncLater(wfKey(w.owner_id, w.workflow_id))
+  }
+
+  /** A listing calls every listener of its stream in one go: the workflows they belong to are checked once, after. */
+  private syncLater(k: string): void {
     this.syncDue.add(k)
-    this.maybeSynced(k)
+    if (this.syncBatch.size === 0) queueMicrotask(() => { const ks = [...this.syncBatch]; this.syncBatch.clear(); for (const x of ks) this.maybeSynced(x) })
+    this.syncBatch.add(k)
   }
 
   private podsOf(w: Watched, obj: KubeObject): KubeObject[] | undefined {
@@ -312,6 +323,7 @@ export class ResourceWatchService {
 
   /** Publishes `workflow.synced` once every stream the workflow's resources need has listed. */
   private maybeSynced(k: string): void {
+    if (!this.syncDue.has(k) || this.closed) return
     const [ownerId, workflowId] = k.split('\n')
     const members = [...this.watched.values()].filter((x) => x.owner_id === ownerId && x.workflow_id === workflowId)
     const ready = members.every((x) => this.hub.isSynced(x.key) && (!WORKLOAD_KINDS.has(x.kind) || !x.namespace || this.hub.isSynced(podKey(x.cluster_id, x.namespace))))

@@ -51,6 +51,7 @@ t.test('a restart on the same database resumes the watches and keeps following c
     t.equal(app.services.resourceWatch.watchedCount(), 33)
     const sync = await waitFor('workflow.synced after the restart', () => synced.find((s) => s.workflow_id === wf))
     t.equal(sync.nodes.length, 30, 'one entry per node')
+    t.equal(synced.filter((s) => s.workflow_id === wf).length, 1, 'published once for the workflow')
     t.ok(sync.nodes.every((n) => (n.status as { state: string }).state === 'running'), 'all running, as stored')
     t.equal(events.length, 0, 'nothing changed while down: nothing is published')
     await f.patch('/apis/apps/v1/namespaces/ns-b/deployments/app-2', { spec: { replicas: 2 } })
