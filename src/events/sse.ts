@@ -130,8 +130,9 @@ export async function serveStream(req: FastifyRequest, reply: FastifyReply, opts
   let closed = false
   const gone = () => closed || res.destroyed || socket.destroyed
   const stopHeartbeat = onHeartbeat(heartbeatMs, () => {
+    if (gone()) { end(); return }
     // A ping behind a backlog says nothing and would grow it.
-    if (!socket.writableNeedDrain && !gone()) send(PING)
+    if (!socket.writableNeedDrain) send(PING)
   })
   const end = () => {
     if (closed) return
@@ -145,9 +146,11 @@ export async function serveStream(req: FastifyRequest, reply: FastifyReply, opts
   }
   res.on('close', end)
   res.on('error', end)
+  // The client may have left while the snapshot was read, before there was a listener to tell.
+  if (socket.destroyed || req.raw.destroyed) end()
 
   try {
-    if (!res.write(frame(sub.since, 'metadata', metadata, RETRY_MS))) await drained(res, socket, sub)
+    if (!gone() && !res.write(frame(sub.since, 'metadata', metadata, RETRY_MS))) await drained(res, socket, sub)
     for await (const event of sub as AsyncIterable<StreamEvent>) {
       if (gone() || sub.closed) break
       sent++
