@@ -45,7 +45,8 @@ t.test('a crash-looping container stays failed while it briefly runs between bac
   t.match(deriveStatus(between), { status: 'failed', message: /CrashLoopBackOff: restarted 3 times, last exit Error \(code 1\)/ })
   const deployment = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace: 'a', generation: 1 }, spec: { replicas: 1 }, status: { observedGeneration: 1, replicas: 1, updatedReplicas: 1, readyReplicas: 0, availableReplicas: 0 } }
   t.match(deriveStatus(deployment, { pods: [between] }), { status: 'failed', message: /pod web-1 container web: CrashLoopBackOff/ })
-  t.match(deriveStatus(crashPod({ ready: false, restartCount: 1, state: { running: {} }, lastState: { terminated: { exitCode: 1 } } })), { status: 'pending' }, 'one restart is not a loop yet')
+  t.match(deriveStatus(crashPod({ ready: false, restartCount: 1, state: { running: {} }, lastState: { terminated: { exitCode: 1 } } })), { status: 'failed' }, 'from the first restart after a crash (the back-off follows)')
+  t.match(deriveStatus(crashPod({ ready: false, restartCount: 0, state: { running: {} } })), { status: 'pending' }, 'never restarted: still starting')
   t.match(deriveStatus(crashPod({ ready: true, restartCount: 5, state: { running: {} }, lastState: { terminated: { exitCode: 1 } } })), { status: 'pending' }, 'ready again (the pod condition lags): not stuck')
   t.match(deriveStatus(crashPod({ ready: false, restartCount: 5, state: { running: {} }, lastState: { terminated: { exitCode: 0, reason: 'Completed' } } })), { status: 'pending' }, 'clean exits are not crashes')
 })

@@ -14,7 +14,7 @@ const containerStatuses = (pod: KubeObject): Loose[] => {
 }
 
 /** Restarts after which a container that keeps failing is crash-looping even while briefly running again. */
-export const CRASH_LOOP_RESTARTS = 2
+export const CRASH_LOOP_RESTARTS = 1
 
 /** The first container of the pod stuck in a state that needs a change, as "container web: CrashLoopBackOff: ...". */
 export function stuckContainer(pod: KubeObject): string | null {
