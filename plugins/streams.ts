@@ -3,7 +3,7 @@
 // streams end instead of holding the shutdown until the grace period runs out.
 import fp from 'fastify-plugin'
 import { MemoryStreamHub, type StreamHub } from '../src/events/stream-hub.ts'
-import { WorkflowStreamPublisher } from '../src/services/workflow-stream.ts'
+import { WorkflowStreamPublisher, type NodeStatus } from '../src/services/workflow-stream.ts'
 
 declare module 'fastify' {
   interface FastifyInstance { streams: StreamHub; workflowStreams: WorkflowStreamPublisher }
@@ -17,6 +17,11 @@ export default fp(async (app) => {
   const publisher = new WorkflowStreamPublisher({
     bus: app.bus, hub, log: app.log,
     run: (ownerId, workflowId, runId) => services.runs.get(ownerId, workflowId, runId).catch(() => null),
+    nodeStatus: async (ownerId, workflowId, nodeId) => {
+      const node = (await services.workflows.get(ownerId, workflowId)).nodes.find((n) => n.id === nodeId)
+      const status = (node?.data as { _status?: unknown } | undefined)?._status
+      return status && typeof status === 'object' && typeof (status as { state?: unknown }).state === 'string' ? status as NodeStatus : null
+    },
     tracked: async (ownerId, workflowId, nodeIds) => (await Promise.all(nodeIds.map((n) => services.resources.findForNode(ownerId, workflowId, n)))).flat(),
   })
   app.decorate('streams', hub)

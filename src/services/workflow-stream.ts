@@ -2,7 +2,9 @@
 //
 //   run.object       → node_update on workflow:<id>           (a run's progress, object by object)
 //   run.finished     → workflow_sync, error (failed run), complete on workflow:<id>
-//   resource.status  → node_update + status_change on workflow:<id> and resource:<id>
+//   resource.status  → node_update + status_change on workflow:<id> and resource:<id>; node_update carries
+//                      the node's status as stored (a node may render several objects: its worst one),
+//                      so it always agrees with the next `metadata`
 //   workflow.synced  → workflow_sync on workflow:<id>           (a watch's initial list: start or resync)
 //   cluster.status   → error on resource:<id> of each open resource stream on a cluster that became unreachable
 //   workflow.deleted → error on workflow:<id>                  (nothing more will come)
@@ -32,6 +34,8 @@ export interface WorkflowStreamDeps {
   run(ownerId: string, workflowId: string, runId: string): Promise<RunOutcome | null>
   /** The tracked resources of these nodes of the workflow, for the node statuses after a run. */
   tracked(ownerId: string, workflowId: string, nodeIds: string[]): Promise<TrackedStatus[]>
+  /** The node's stored status (`data._status`), null when the workflow or node is gone or has none. */
+  nodeStatus?(ownerId: string, workflowId: string, nodeId: string): Promise<NodeStatus | null>
   log: { error(obj: object, msg: string): void }
 }
 
@@ -79,6 +83,8 @@ export class WorkflowStreamPublisher {
   private readonly offs: Array<() => void> = []
   /** Per run in flight: the tail of its publishing chain and whether it is a dry run. */
   private readonly runs = new Map<string, { tail: Promise<void>; dryRun: Promise<boolean> }>()
+  /** Per workflow: the tail of its resource.status publishing. */
+  private readonly statusChains = new Map<string, Promise<void>>()
   /** Resource streams open in this process: resource id → its cluster and how many streams. */
   private readonly openResources = new Map<string, { clusterId: string; count: number }>()
 
@@ -114,7 +120,9 @@ export class WorkflowStreamPublisher {
 
   /** Resolves when everything announced so far is published (tests). */
   async idle(): Promise<void> {
-    while (this.runs.size) await Promise.all([...this.runs.values()].map((r) => r.tail))
+    while (this.runs.size || this.statusChains.size) {
+      await Promise.all([...[...this.runs.values()].map((r) => r.tail), ...this.statusChains.values()])
+    }
   }
 
   private entry(e: { owner_id: string; workflow_id: string; run_id: string }) {
@@ -164,16 +172,28 @@ export class WorkflowStreamPublisher {
   }
 
   private resourceStatus(e: BusEvents['resource.status']): void {
-    const status = trackedStatus({ status: e.new_status, status_message: e.message, ready: null, counters: e.counters })
-    const nodeUpdate = { node_id: e.node_id, kind: e.kind, status }
+    const own = trackedStatus({ status: e.new_status, status_message: e.message, ready: null, counters: e.counters })
     const change = {
       resource_id: e.resource_id, node_id: e.node_id, kind: e.kind, name: e.name, namespace: e.namespace,
       old_status: e.old_status, new_status: e.new_status, message: e.message,
     }
-    for (const key of [workflowKey(e.workflow_id), resourceKey(e.resource_id)]) {
-      this.deps.hub.publish(key, 'node_update', nodeUpdate)
-      this.deps.hub.publish(key, 'status_change', change)
-    }
+    this.inOrder(e.workflow_id, async () => {
+      const stored = this.deps.nodeStatus ? await this.deps.nodeStatus(e.owner_id, e.workflow_id, e.node_id).catch(() => null) : null
+      const nodeUpdate = { node_id: e.node_id, kind: e.kind, status: stored ?? own }
+      for (const key of [workflowKey(e.workflow_id), resourceKey(e.resource_id)]) {
+        this.deps.hub.publish(key, 'node_update', nodeUpdate)
+        this.deps.hub.publish(key, 'status_change', change)
+      }
+    })
+  }
+
+  /** Watcher events of a workflow are published in bus order, although reading the node's status takes a moment. */
+  private inOrder(workflowId: string, task: () => Promise<void> | void): void {
+    const next = (this.statusChains.get(workflowId) ?? Promise.resolve()).then(task).catch((err: unknown) => {
+      this.deps.log.error({ workflow_id: workflowId, err: { message: String((err as Error)?.message ?? err) } }, 'publishing a status change failed')
+    })
+    this.statusChains.set(workflowId, next)
+    void next.finally(() => { if (this.statusChains.get(workflowId) === next) this.statusChains.delete(workflowId) })
   }
 
   private clusterStatus(e: BusEvents['cluster.status']): void {
@@ -185,6 +205,6 @@ export class WorkflowStreamPublisher {
   }
 
   private synced(e: BusEvents['workflow.synced']): void {
-    this.deps.hub.publish(workflowKey(e.workflow_id), 'workflow_sync', { nodes: e.nodes })
+    this.inOrder(e.workflow_id, () => this.deps.hub.publish(workflowKey(e.workflow_id), 'workflow_sync', { nodes: e.nodes }))
   }
 }

@@ -151,3 +151,19 @@ t.test('a change in the cluster reaches both streams through the watcher, and th
   const node = later.events[0].data.nodes.find((n: { id: string }) => n.id === 'n-api')
   t.equal(node.data._status?.state, 'deleted', 'the stored node status is in the snapshot')
 })
+
+t.test('node_update carries the node\'s stored status, whichever of its objects changed', async (t) => {
+  // After the previous test the watcher stored n-api as deleted; another object of the node changes.
+  const stored = (await call(owner, 'GET', `/v1/api/workflows/${id}`)).body.nodes.find((n: { id: string }) => n.id === 'n-api').data._status
+  t.equal(stored?.state, 'deleted')
+  const s = await openStream(base, streamPath, auth)
+  t.teardown(() => s.close())
+  await s.until('metadata', (e) => e.length >= 1)
+  app.bus.emit('resource.status', {
+    owner_id: owner.user.id, workflow_id: id, resource_id: 'other-object', node_id: 'n-api', kind: 'Namespace', name: 'streamed', namespace: null,
+    old_status: 'pending', new_status: 'running', message: 'active', counters: {},
+  })
+  const events = await s.until('status_change', (e) => e.some((x) => x.type === 'status_change'))
+  t.same(events.find((e) => e.type === 'node_update')!.data, { node_id: 'n-api', kind: 'Namespace', status: stored }, 'the node\'s status, not the object\'s')
+  t.match(events.find((e) => e.type === 'status_change')!.data, { resource_id: 'other-object', new_status: 'running' })
+})
