@@ -69,8 +69,12 @@ export function runNodeStatuses(run: RunOutcome, tracked: TrackedStatus[]): Arra
     else applied.add(n.node_id)
   }
   const seen = new Set<string>()
+  // The namespace a run created for a node's objects is not the node: it speaks for the node only when the
+  // node has nothing else (as the watcher stores it).
+  const ownObjects = new Set(tracked.filter((r) => r.kind !== 'Namespace').map((r) => r.node_id))
   for (const r of tracked) {
     if (!applied.has(r.node_id) || r.status === 'deleted') continue
+    if (r.kind === 'Namespace' && ownObjects.has(r.node_id)) continue
     seen.add(r.node_id)
     worse(r.node_id, trackedStatus(r))
   }
