@@ -81,6 +81,15 @@ t.test('each change was published once; unchanged states never', async (t) => {
   t.equal(settled(), before)
 })
 
+t.test('a node\'s stored _status does not disturb the next run', async (t) => {
+  t.ok(await f.nodeStatus(wf, 'n-bad'), 'the node carries a live status')
+  const run = await f.deploy(wf)
+  const stored = await f.call(f.owner, 'GET', `/v1/api/workflows/${wf}/runs/${run.run_id}`)
+  t.equal(stored.status, 200)
+  t.notOk(JSON.stringify(stored.body.logs).includes('_status'), 'no node complains about _status')
+  t.equal((await f.nodeStatus(wf, 'n-bad')).state, 'failed', 'and the run leaves it in place')
+})
+
 t.test('archiving stops the watches; un-archiving resumes them', async (t) => {
   t.ok(f.sim.openWatches() > 0)
   const res = await f.call(f.owner, 'PUT', `/v1/api/workflows/${wf}/status`, { status: 'archived' })
