@@ -102,6 +102,8 @@ export class ResourceWatchService {
       bus.on('workflow.archived', (e) => this.stopWorkflow(e.owner_id, e.workflow_id)),
       bus.on('workflow.deleted', (e) => this.stopWorkflow(e.owner_id, e.workflow_id)),
       bus.on('workflow.status_changed', (e) => { if (e.from === 'archived') this.schedule(e.owner_id) }),
+      // A cluster deleted (or no longer shared): its watchers stop rather than retry forever.
+      bus.on('cluster.changed', (e) => { void this.recheckCluster(e.cluster_id) }),
     ]
     await this.reconcile()
   }
@@ -340,9 +342,37 @@ export class ResourceWatchService {
 
   private async connect(clusterId: string): Promise<KubeConfig> {
     // Any owner following resources there: the watch reads what that owner's access allows.
-    const owner = [...this.watched.values()].find((w) => w.cluster_id === clusterId)?.owner_id
-    if (!owner) throw new Error('no resource of this cluster is followed any more')
-    return this.deps.kubeConfigFor(owner, clusterId)
+    for (;;) {
+      const owner = [...this.watched.values()].find((w) => w.cluster_id === clusterId)?.owner_id
+      if (!owner) throw new Error('no resource of this cluster is followed any more')
+      try {
+        return await this.deps.kubeConfigFor(owner, clusterId)
+      } catch (err) {
+        if (!this.lostAccess(err)) throw err
+        this.dropCluster(owner, clusterId)
+      }
+    }
+  }
+
+  /** 404: the cluster is gone (or no longer shared with the owner); 403: below viewer. Not worth retrying. */
+  private lostAccess(err: unknown): boolean {
+    const code = (err as { statusCode?: unknown })?.statusCode
+    return code === 404 || code === 403
+  }
+
+  private dropCluster(ownerId: string, clusterId: string): void {
+    for (const w of [...this.watched.values()]) if (w.owner_id === ownerId && w.cluster_id === clusterId) this.unwatch(w)
+  }
+
+  private async recheckCluster(clusterId: string): Promise<void> {
+    const owners = new Set([...this.watched.values()].filter((w) => w.cluster_id === clusterId).map((w) => w.owner_id))
+    for (const owner of owners) {
+      try {
+        await this.deps.kubeConfigFor(owner, clusterId)
+      } catch (err) {
+        if (this.lostAccess(err)) this.dropCluster(owner, clusterId)
+      }
+    }
   }
 
   /** Says so in the cluster's connection log, at most once a minute per cluster (a flapping watch would flood it). */

@@ -91,3 +91,11 @@ t.test('no change was lost or published twice; every reconnect waited within [ba
   t.ok(delays.every((d) => d >= BASE && d <= MAX), `all within [${BASE}, ${MAX}]: ${delays.join(', ')}`)
   t.ok(delays.some((d) => d > BASE * 1.25), 'consecutive failures back off further')
 })
+
+t.test('the cluster deleted: its watchers stop instead of retrying forever', async (t) => {
+  t.ok(watch.watchedCount() > 0)
+  t.equal((await f.call(f.owner, 'DELETE', '/v1/api/clusters/sim')).status, 204)
+  await waitFor('watchers stopped', () => watch.watchedCount() === 0)
+  await waitFor('no watch left on the cluster', () => f.sim.openWatches() === 0)
+  t.equal(watch.hub.streamCount(), 0)
+})
