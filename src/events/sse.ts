@@ -103,6 +103,14 @@ export async function serveStream(req: FastifyRequest, reply: FastifyReply, opts
   let metadata: unknown
   try {
     metadata = await opts.metadata()
+    // HEAD (Fastify answers it on every GET route): the checks and the headers, no stream.
+    if (req.raw.method === 'HEAD') {
+      sub.close()
+      reply.hijack()
+      reply.raw.writeHead(200, { ...replyHeaders(reply), ...SSE_HEADERS })
+      reply.raw.end()
+      return
+    }
     await opts.onOpen?.()
   } catch (err) {
     sub.close()
@@ -116,10 +124,7 @@ export async function serveStream(req: FastifyRequest, reply: FastifyReply, opts
   const socket = req.raw.socket
   socket.setNoDelay(true)
   socket.setKeepAlive(true)
-  // Reply headers set by hooks so far (CORS, security headers) go out with the stream's own.
-  const headers: Record<string, string | number | string[]> = {}
-  for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) headers[name] = value as string | number | string[]
-  res.writeHead(200, { ...headers, ...SSE_HEADERS })
+  res.writeHead(200, { ...replyHeaders(reply), ...SSE_HEADERS })
 
   // The first frame goes through the response (it sends the headers). Later frames go to the socket as
   // the response would write them (one chunk each when chunked), from bytes encoded once per event:
@@ -159,6 +164,13 @@ export async function serveStream(req: FastifyRequest, reply: FastifyReply, opts
   } finally {
     end()
   }
+}
+
+/** Reply headers set by hooks so far (CORS, security headers), to go out with the stream's own. */
+function replyHeaders(reply: FastifyReply): Record<string, string | number | string[]> {
+  const headers: Record<string, string | number | string[]> = {}
+  for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) headers[name] = value as string | number | string[]
+  return headers
 }
 
 /** Waits for the socket to drain, or for the stream to end meanwhile. */

@@ -1,6 +1,7 @@
 // serveStream on a bare Fastify, without the app: a client that leaves while the snapshot is read leaves
 // nothing behind (subscription, upstream via onClose); a failing snapshot or onOpen answers as a route
-// error with nothing started; an HTTP/1.0 client gets plain frames (no chunked encoding).
+// error with nothing started; HEAD answers the headers and ends; an HTTP/1.0 client gets plain frames (no
+// chunked encoding).
 import t from 'tap'
 import net from 'node:net'
 import Fastify from 'fastify'
@@ -33,12 +34,12 @@ await app.listen({ host: '127.0.0.1', port: 0 })
 t.teardown(async () => { hub.close(); await app.close() })
 const { port } = app.server.address() as AddressInfo
 
-function request(path: string, version = '1.1'): { socket: net.Socket; text: () => string; ended: Promise<void> } {
+function request(path: string, version = '1.1', method = 'GET'): { socket: net.Socket; text: () => string; ended: Promise<void> } {
   const socket = net.connect({ host: '127.0.0.1', port })
   let text = ''
   socket.setEncoding('utf8')
   socket.on('data', (c: string) => { text += c })
-  socket.write(`GET ${path} HTTP/${version}\r\nHost: test\r\n\r\n`)
+  socket.write(`${method} ${path} HTTP/${version}\r\nHost: test\r\n${version === '1.1' && method === 'HEAD' ? 'Connection: close\r\n' : ''}\r\n`)
   return { socket, text: () => text, ended: new Promise((resolve) => socket.on('close', () => resolve())) }
 }
 
@@ -65,6 +66,17 @@ t.test('a snapshot or onOpen that throws answers with the error; nothing is subs
     t.equal(hub.subscriberCount(key), 0)
   }
   t.equal(closed, 1, 'no onClose without onOpen')
+})
+
+t.test('HEAD: the headers, no body, nothing left open', async (t) => {
+  const before = closed
+  const c = request('/s/head', '1.1', 'HEAD')
+  await c.ended
+  t.match(c.text(), /^HTTP\/1\.1 200/)
+  t.match(c.text(), /content-type: text\/event-stream/i)
+  t.equal(c.text().split('\r\n\r\n')[1], '', 'no body')
+  t.equal(hub.subscriberCount('head'), 0)
+  t.equal(closed, before, 'no upstream was opened')
 })
 
 t.test('HTTP/1.0: plain frames, no chunk sizes', async (t) => {
