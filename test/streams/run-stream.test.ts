@@ -98,6 +98,7 @@ t.test('the resource stream: metadata, owner-scoped, status changes, cluster err
   await s.until('metadata', (e) => e.length >= 1)
   t.match(s.raw(), /^retry: 3000\nid: \d+\nevent: metadata\ndata: /)
   t.match(s.events[0].data, { id: resource.id, kind: 'Deployment', name: 'api', namespace: 'streamed', workflow_id: id })
+  t.same(s.events[0].data, (await call(owner, 'GET', `/v1/api/resources/${resource.id}`)).body, 'exactly what GET /resources/:id answers (nothing internal)')
 
   app.bus.emit('resource.status', {
     owner_id: owner.user.id, workflow_id: id, resource_id: resource.id, node_id: 'n-api', kind: 'Deployment', name: 'api', namespace: 'streamed',

@@ -51,6 +51,7 @@ t.test('headers at once, then retry + metadata as the first frame, LF only, ids,
   t.equal(s.events[0].type, 'metadata')
   t.equal(s.events[0].retry, 3000)
   t.match(s.events[0].data, { id: workflowId, name: 'streamed', nodes: Array })
+  t.same(s.events[0].data, (await app.inject({ url: `/v1/api/workflows/${workflowId}`, headers: auth() })).json(), 'exactly what GET /workflows/:id answers (nothing internal)')
   await s.until('subscribed', () => app.streams.subscriberCount(key) === 1)
   app.streams.publish(key, 'node_update', { node_id: 'n1', kind: 'Deployment', status: { state: 'pending', message: 'multi\nline "quoted"' } })
   await s.until('node_update', (e) => e.some((x) => x.type === 'node_update'))
