@@ -107,7 +107,9 @@ export async function serveStream(req: FastifyRequest, reply: FastifyReply, opts
     if (req.raw.method === 'HEAD') {
       sub.close()
       reply.hijack()
-      reply.raw.writeHead(200, { ...replyHeaders(reply), ...SSE_HEADERS })
+      // Not `Connection: keep-alive`: the connection is Node's to keep or close as for any reply.
+      const { connection: _, ...headers } = SSE_HEADERS
+      reply.raw.writeHead(200, { ...replyHeaders(reply), ...headers })
       reply.raw.end()
       return
     }

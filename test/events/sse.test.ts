@@ -71,7 +71,9 @@ t.test('a snapshot or onOpen that throws answers with the error; nothing is subs
 t.test('HEAD: the headers, no body, nothing left open', async (t) => {
   const before = closed
   const c = request('/s/head', '1.1', 'HEAD')
+  const started = Date.now()
   await c.ended
+  t.ok(Date.now() - started < 5000, 'the connection closes as the client asked')
   t.match(c.text(), /^HTTP\/1\.1 200/)
   t.match(c.text(), /content-type: text\/event-stream/i)
   t.equal(c.text().split('\r\n\r\n')[1], '', 'no body')
