@@ -39,6 +39,14 @@ function fieldChanges(before: unknown, after: unknown, path: string, out: FieldC
   out.push({ path: path || '/', old: before, new: after })
 }
 
+/** A node without its live status (`data._status`, written by the watchers): that is the cluster's, not an edit. */
+function withoutLiveStatus<T>(item: T): T {
+  const data = (item as { data?: unknown }).data
+  if (!isPlainObject(data) || !('_status' in data)) return item
+  const { _status: _, ...rest } = data
+  return { ...item, data: rest }
+}
+
 /** Items matched by id: those only in `to`, those only in `from`, and the changes of those in both. */
 function matchById<T extends { id: string }>(from: T[], to: T[]): { added: T[]; removed: T[]; modified: Array<{ id: string; after: T; changes: FieldChange[] }> } {
   const before = new Map(from.map((x) => [x.id, x]))
@@ -48,7 +56,7 @@ function matchById<T extends { id: string }>(from: T[], to: T[]): { added: T[]; 
     const old = before.get(id)
     if (!old) continue
     const changes: FieldChange[] = []
-    fieldChanges(old, item, '', changes)
+    fieldChanges(withoutLiveStatus(old), withoutLiveStatus(item), '', changes)
     if (changes.length) modified.push({ id, after: item, changes })
   }
   return { added: to.filter((x) => !before.has(x.id)), removed: from.filter((x) => !after.has(x.id)), modified }

@@ -119,3 +119,16 @@ t.test('restore and save never interleave: the restored version holds the restor
     t.ok(whole.includes(pick((await call('GET', base)).body)), `round ${round}: the workflow holds one whole graph`)
   }
 })
+
+t.test('compare leaves out a node\'s live status (data._status), which the watchers write, not the user', async (t) => {
+  const graph = (status: string) => ({ nodes: [node('web', { name: 'web', image: 'nginx:3.0', _status: { state: status, message: status } })], edges: [] })
+  await call('POST', `${base}/save`, graph('pending'))
+  const a = (await call('POST', `${base}/versions`)).body.version
+  await call('POST', `${base}/save`, graph('running'))
+  const b = (await call('POST', `${base}/versions`)).body.version
+  const diff = (await call('GET', `${base}/versions/compare?v1=${a}&v2=${b}`)).body
+  t.same(diff.modified_nodes, [], 'only the live status differs')
+  await call('POST', `${base}/save`, { nodes: [node('web', { name: 'web', image: 'nginx:3.1', _status: { state: 'failed' } })], edges: [] })
+  const c = (await call('GET', `${base}/versions/compare?v1=${b}&v2=${(await call('POST', `${base}/versions`)).body.version}`)).body
+  t.same(c.modified_nodes, [{ node_id: 'web', type: 'deployment', changes: [{ path: '/data/image', old: 'nginx:3.0', new: 'nginx:3.1' }] }], 'a real edit still shows, without the status')
+})
