@@ -50,12 +50,15 @@ t.test('an empty body sent as application/json is no body: the body-less operati
   t.equal(res.statusCode, 201, 'clone')
   t.not(res.json().id, workflowId)
 
-  // Everything else that needs no field: the empty body reaches the route (a missing cluster is its 404).
+  // Everything else that needs no field: the empty body reaches the route (a missing cluster is its 404; a
+  // run of a workflow without a cluster is the route's own 400, which never speaks of the body).
   let checked = 0
   for (const { method, path, url, op } of writes) {
     if (!needsNoBody(op) || method === 'DELETE' && path === '/v1/api/workflows/{id}') continue
-    const code = (await empty(method, url)).statusCode
-    t.ok(code < 400 || code === 404 || code === 409, `${method} ${path} answers ${code}`)
+    const res = await empty(method, url)
+    const code = res.statusCode
+    const routeRefusal = code === 400 && !/\bbody\b/.test(res.json().error)
+    t.ok(code < 400 || code === 404 || code === 409 || routeRefusal, `${method} ${path} answers ${code} ${code >= 400 ? res.body : ''}`)
     checked++
   }
   t.ok(checked >= 8, `${checked} body-less operations checked`)
