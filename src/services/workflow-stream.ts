@@ -186,7 +186,9 @@ export class WorkflowStreamPublisher {
       const nodeUpdate = { node_id: e.node_id, kind: e.kind, status: stored ?? own }
       for (const key of [workflowKey(e.workflow_id), resourceKey(e.resource_id)]) {
         this.deps.hub.publish(key, 'node_update', nodeUpdate)
-        this.deps.hub.publish(key, 'status_change', change)
+        // A change of the ready count alone (e.g. 1/2 → 2/2 while pending) updates the node; status_change is
+        // for a change of status (spec delivery rule 4).
+        if (e.old_status !== e.new_status) this.deps.hub.publish(key, 'status_change', change)
       }
     })
   }

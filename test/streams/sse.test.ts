@@ -165,6 +165,21 @@ t.test('bus events become stream events: resource.status → node_update + statu
   t.ok(Value.Check(WorkflowSyncEvent, events[3].data), 'workflow_sync matches its documented schema')
 })
 
+t.test('a change of the ready count alone updates the node but is no status_change', async (t) => {
+  const s = await openStream(base, path, auth())
+  t.teardown(() => s.close())
+  await s.until('metadata', (e) => e.length >= 1)
+  const status = (old_status: string, new_status: string, ready: number) => app.bus.emit('resource.status', {
+    owner_id: owner.user.id, workflow_id: workflowId, resource_id: 'r-2', node_id: 'n-api', kind: 'Deployment', name: 'api', namespace: 'shop',
+    old_status, new_status, message: `${ready}/2 ready`, counters: { replicas: 2, readyReplicas: ready },
+  })
+  status('pending', 'pending', 1)
+  status('pending', 'running', 2)
+  const events = await s.until('three events', (e) => e.length >= 4)
+  t.same(events.slice(1).map((e) => e.type), ['node_update', 'node_update', 'status_change'])
+  t.match(events[3].data, { old_status: 'pending', new_status: 'running' })
+})
+
 t.test('deleting the workflow says so on its stream', async (t) => {
   const doomed = (await app.inject({ method: 'POST', url: '/v1/api/workflows', headers: auth(), payload: { name: 'doomed' } })).json().id as string
   const s = await openStream(base, `/v1/api/workflows/${doomed}/status/stream`, auth())
