@@ -118,7 +118,7 @@ export default fp(async (app) => {
     ).toArray()).map((d) => String(d._id))),
     kubeConfigFor: async (ownerId, clusterId) => (await clusters.kubeConfigFor(ownerId, clusterId, 'viewer')).kc,
     // A watch reconnect is news about the connection, as a health check is.
-    clusterLog: (clusterId, success, message) => clusterLogs.add(clusterId, 'health_check', success, message),
+    clusterLog: (clusterId, success, message) => clusterLogs.add(clusterId, 'watch', success, message),
     backoff: { baseMs: config.WATCH_BACKOFF_BASE_MS, maxMs: config.WATCH_BACKOFF_MAX_MS }, requestTimeoutMs: config.CLUSTER_TIMEOUT_MS,
   })
   const services: Services = {

@@ -128,7 +128,7 @@ export const ClusterMetrics = Type.Object({
 
 export const ConnectionLog = Type.Object({
   id: Id,
-  action: StringEnum(['create', 'test', 'health_check', 'refresh', 'credentials', 'update', 'share']),
+  action: StringEnum(['create', 'test', 'health_check', 'refresh', 'credentials', 'update', 'share', 'watch'], { description: 'what talked to the cluster; `watch`: a resource watch reconnecting' }),
   success: Type.Boolean(),
   message: Type.String(),
   created_at: Timestamp,

@@ -5,7 +5,7 @@ import { indexSetups } from './indexes.ts'
 import { newId } from './ids.ts'
 import { paginate, type PageRequest, type Page } from './pagination.ts'
 
-export type ConnectionAction = 'create' | 'test' | 'health_check' | 'refresh' | 'credentials' | 'update' | 'share'
+export type ConnectionAction = 'create' | 'test' | 'health_check' | 'refresh' | 'credentials' | 'update' | 'share' | 'watch'
 interface LogDoc { _id: string; cluster_id: string; action: ConnectionAction; success: boolean; message: string; created_at: Date }
 export interface ConnectionLog { id: string; action: ConnectionAction; success: boolean; message: string; created_at: string }
 

@@ -52,7 +52,7 @@ t.test('watch requests failing with 500, then 429: retried with backoff, converg
     t.equal(rec.ready, `${replicas}/${replicas}`, `converged after ${status}s`)
     await waitFor('watches reopened', () => f.sim.openWatches() === 3)
   }
-  const logs = await f.app.db.collection('cluster_logs').find({ message: /^watch of / }).toArray()
+  const logs = await f.app.db.collection('cluster_logs').find({ action: 'watch', message: /^watch of / }).toArray()
   t.ok(logs.length >= 1, 'the reconnects are in the cluster\'s connection log')
   t.ok(logs.length <= 2, `rate-limited: ${logs.length} entries for many reconnects`)
   t.match(logs[0].message, /^watch of (Deployment|Pod|Namespace)( in namespace faults)? dropped \(.+\); reconnecting in \d+ ms, attempt \d+/)
