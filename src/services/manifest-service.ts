@@ -1,7 +1,7 @@
 // Previews a workflow's manifests for its owner: the stored graph rendered exactly as a run would render
 // it, except that run-time values (secrets, envVars) are never read or shown.
 import type { WorkflowService } from './workflow-service.ts'
-import { renderWorkflow } from '../manifests/index.ts'
+import { oncePerRender, renderWorkflow } from '../manifests/index.ts'
 import type { PluginForRender, RenderResult } from '../manifests/types.ts'
 
 export interface ManifestServiceDeps {
@@ -21,15 +21,8 @@ export class ManifestService {
   /** Throws NotFound when the workflow is not the owner's. */
   async preview(ownerId: string, workflowId: string, options: { namespace?: string } = {}): Promise<ManifestPreview> {
     const wf = await this.deps.workflows.get(ownerId, workflowId)
-    // One lookup per plugin per render, however many nodes use it.
-    const plugins = new Map<string, Promise<PluginForRender | null>>()
-    const plugin = (id: string) => {
-      let p = plugins.get(id)
-      if (!p) { p = this.deps.plugin(id); plugins.set(id, p) }
-      return p
-    }
     const result = await renderWorkflow({ nodes: wf.nodes, edges: wf.edges }, {
-      workflowId: wf.id, namespace: options.namespace, plugins: plugin, revealSecrets: false,
+      workflowId: wf.id, namespace: options.namespace, plugins: oncePerRender(this.deps.plugin), revealSecrets: false,
     })
     return { ...result, workflow: { id: wf.id, name: wf.name }, namespace: options.namespace ?? null }
   }

@@ -9,7 +9,7 @@ import type { VersionRepository } from '../repositories/versions.ts'
 import { newRunId, type RunRepository, type Run, type RunDoc, type RunNodeResult } from '../repositories/runs.ts'
 import type { WorkflowService } from './workflow-service.ts'
 import type { Cluster } from '../repositories/clusters.ts'
-import { renderWorkflow } from '../manifests/index.ts'
+import { oncePerRender, renderWorkflow } from '../manifests/index.ts'
 import type { KubeObject, PluginForRender, RenderedObject } from '../manifests/types.ts'
 import type { AppliedObject, DeployOptions, DeployResult, PrunedObject } from '../kube/deploy.ts'
 import { describeClusterError } from '../kube/upstream-errors.ts'
@@ -168,12 +168,7 @@ export class RunService {
 
   /** Renders for the cluster (secrets revealed); any node error refuses the run before anything is recorded. */
   private async render(workflow: Workflow, request: RunRequest, plugins: Map<string, RunPlugin>, redact: Redact): Promise<RenderedObject[]> {
-    const lookups = new Map<string, Promise<RunPlugin | null>>()
-    const plugin = (id: string) => {
-      let p = lookups.get(id)
-      if (!p) { p = this.deps.plugin(id); lookups.set(id, p) }
-      return p
-    }
+    const plugin = oncePerRender(this.deps.plugin)
     const result = await renderWorkflow({ nodes: workflow.nodes, edges: workflow.edges }, {
       workflowId: workflow.id, namespace: request.namespace, plugins: plugin, revealSecrets: true,
       secrets: request.trigger_data?.secrets, envVars: request.trigger_data?.envVars,

@@ -5,7 +5,7 @@
 import { KubeConfig, KubernetesObjectApi, PatchStrategy, type KubernetesObject } from '@kubernetes/client-node'
 import { startTestApp, type TestApp } from '../helpers/app.ts'
 import { registerUser, type TestUser } from '../helpers/auth.ts'
-import { startTestCluster } from '../helpers/kube.ts'
+import { startTestCluster, simClusterBody } from '../helpers/kube.ts'
 import type { KubeSim } from '../kube-sim/index.ts'
 import { renderWorkflow, MANAGED_BY } from '../../src/manifests/index.ts'
 import { newId } from '../../src/repositories/ids.ts'
@@ -76,7 +76,7 @@ export async function diagFixture(t: Teardown): Promise<DiagFixture> {
 export async function simFixture(t: Teardown): Promise<SimFixture> {
   const sim = await startTestCluster(t)
   const base = await diagFixture(t)
-  const created = await base.call(base.owner, 'POST', '/v1/api/clusters', { name: 'sim', server: sim.url, auth_type: 'token', credentials: { token: sim.identities.admin.token, ca_data: sim.caPem } })
+  const created = await base.call(base.owner, 'POST', '/v1/api/clusters', simClusterBody(sim, 'sim'))
   if (created.status !== 201) throw new Error(`cluster: ${created.status} ${JSON.stringify(created.body)}`)
   const kc = new KubeConfig()
   kc.loadFromString(sim.kubeconfigYaml('token'))

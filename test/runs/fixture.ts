@@ -5,7 +5,7 @@ import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import { startTestApp, type TestApp } from '../helpers/app.ts'
 import { registerUser, type TestUser } from '../helpers/auth.ts'
-import { startTestCluster } from '../helpers/kube.ts'
+import { startTestCluster, simClusterBody } from '../helpers/kube.ts'
 import type { KubeSim, KubeSimOptions } from '../kube-sim/index.ts'
 import type { testConfig } from '../../src/config.ts'
 
@@ -38,7 +38,7 @@ export async function runFixture(t: Teardown, config: Parameters<typeof testConf
     const res = await app.inject({ method, url, headers: user.headers, ...(payload && { payload }) })
     return { status: res.statusCode, body: res.body ? res.json() : undefined, headers: res.headers }
   }
-  const created = await call(owner, 'POST', '/v1/api/clusters', { name: 'sim', server: sim.url, auth_type: 'token', credentials: { token: sim.identities.admin.token, ca_data: sim.caPem } })
+  const created = await call(owner, 'POST', '/v1/api/clusters', simClusterBody(sim, 'sim'))
   if (created.status !== 201) throw new Error(`cluster: ${created.status} ${JSON.stringify(created.body)}`)
   const kubectl = async (...args: string[]) => (await run('kubectl', ['--kubeconfig', kubeconfig, ...args], { timeout: 30_000 })).stdout
   const save = async (id: string, graph: { nodes: object[]; edges: object[] }) => {

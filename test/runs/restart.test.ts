@@ -7,7 +7,7 @@ import { once } from 'node:events'
 import { randomBytes } from 'node:crypto'
 import { Writable } from 'node:stream'
 import { startTestDatabase } from '../helpers/database.ts'
-import { startTestCluster } from '../helpers/kube.ts'
+import { startTestCluster, simClusterBody } from '../helpers/kube.ts'
 import { freePort } from '../helpers/ports.ts'
 import { waitFor } from '../kube-sim/test-helpers.ts'
 import { buildApp } from '../../src/app.ts'
@@ -59,7 +59,7 @@ t.test('SIGKILL mid-run: the next start fails the run as interrupted, keeps its 
   const reg = await api(first.base, null, 'POST', '/v1/api/auth/register', { email: 'ops@example.test', password: 'pw-restart-0123456', name: 'Ops' })
   t.equal(reg.status, 201, JSON.stringify(reg.body))
   const token = reg.body.token as string
-  t.equal((await api(first.base, token, 'POST', '/v1/api/clusters', { name: 'sim', server: sim.url, auth_type: 'token', credentials: { token: sim.identities.admin.token, ca_data: sim.caPem } })).status, 201)
+  t.equal((await api(first.base, token, 'POST', '/v1/api/clusters', simClusterBody(sim, 'sim'))).status, 201)
   const wf = await api(first.base, token, 'POST', '/v1/api/workflows', { name: 'slow', cluster_id: 'sim' })
   t.equal((await api(first.base, token, 'POST', `/v1/api/workflows/${wf.body.id}/save`, shopGraph({ namespace: 'slow' }))).status, 200)
 

@@ -5,7 +5,7 @@ import t from 'tap'
 import WebSocket from 'ws'
 import { startTestApp } from '../helpers/app.ts'
 import { registerUser, type TestUser } from '../helpers/auth.ts'
-import { startTestCluster } from '../helpers/kube.ts'
+import { startTestCluster, simClusterBody } from '../helpers/kube.ts'
 import { raw, waitFor } from '../kube-sim/test-helpers.ts'
 import { MANAGED_BY, MANAGED_BY_LABEL } from '../../src/manifests/metadata.ts'
 import { parseClientFrame } from '../../src/routes/resources/terminal.ts'
@@ -26,7 +26,7 @@ async function call(u: TestUser, method: 'GET' | 'POST', url: string, payload?: 
   const res = await app.inject({ method, url, headers: u.headers, ...(payload && { payload }) })
   return { status: res.statusCode, body: res.body ? res.json() : undefined }
 }
-const cluster = (await call(alice, 'POST', '/v1/api/clusters', { name: 'term', server: sim.url, auth_type: 'token', credentials: { token: sim.identities.admin.token, ca_data: sim.caPem } })).body as { id: string }
+const cluster = (await call(alice, 'POST', '/v1/api/clusters', simClusterBody(sim, 'term'))).body as { id: string }
 const shared = await call(alice, 'POST', '/v1/api/clusters/term/share', { email: carol.user.email, role: 'viewer' })
 if (shared.status !== 200) throw new Error(`share: ${JSON.stringify(shared.body)}`)
 

@@ -7,7 +7,7 @@ import { WorkflowRepository } from '../../src/repositories/workflows.ts'
 import { VersionRepository } from '../../src/repositories/versions.ts'
 import { RunRepository } from '../../src/repositories/runs.ts'
 import { WorkflowService } from '../../src/services/workflow-service.ts'
-import { startTestCluster } from '../helpers/kube.ts'
+import { startTestCluster, simClusterBody } from '../helpers/kube.ts'
 
 // MONGODB_URI unset: the app runs its own embedded server, the one setting where the read cache is on.
 const app = await buildApp(testConfig({ CLUSTER_HEALTH_CRON: '0 0 1 1 *', STATS_REFRESH_CRON: '0 0 1 1 *' }))
@@ -269,7 +269,7 @@ t.test('the page cache keeps at most 100 pages, dropping the least recently used
 
 // The writes that come from outside the workflow routes: a run's lock and counters, and a diagnostics fix.
 const sim = await startTestCluster(t)
-const cluster = await app.inject({ method: 'POST', url: '/v1/api/clusters', headers: alice.headers, payload: { name: 'sim', server: sim.url, auth_type: 'token', credentials: { token: sim.identities.admin.token, ca_data: sim.caPem } } })
+const cluster = await app.inject({ method: 'POST', url: '/v1/api/clusters', headers: alice.headers, payload: simClusterBody(sim, 'sim') })
 if (cluster.statusCode !== 201) throw new Error(`cluster: ${cluster.statusCode} ${cluster.body}`)
 
 async function workflowOnSim(name: string, nodes: object[], edges: object[] = []): Promise<string> {

@@ -4,7 +4,7 @@
 // apply and saved like any canvas edit (no version); it never writes to a cluster.
 import { APP_NAME } from '../../app-info.ts'
 import { AppError, Conflict, NotFound } from '../../errors.ts'
-import { renderWorkflow, toYaml } from '../../manifests/index.ts'
+import { oncePerRender, renderWorkflow, toYaml } from '../../manifests/index.ts'
 import type { ManifestNode, PluginForRender, RenderResult } from '../../manifests/types.ts'
 import { describeClusterError } from '../../kube/upstream-errors.ts'
 import type { Workflow } from '../../repositories/workflows.ts'
@@ -47,13 +47,7 @@ export class DiagnosticsService {
   }
 
   private render(workflowId: string, graph: { nodes: ManifestNode[]; edges: GraphEdge[] }, namespace?: string): Promise<RenderResult> {
-    const plugins = new Map<string, Promise<PluginForRender | null>>()
-    const plugin = (id: string) => {
-      let p = plugins.get(id)
-      if (!p) { p = this.deps.plugin(id); plugins.set(id, p) }
-      return p
-    }
-    return renderWorkflow(graph, { workflowId, namespace, plugins: plugin, revealSecrets: false })
+    return renderWorkflow(graph, { workflowId, namespace, plugins: oncePerRender(this.deps.plugin), revealSecrets: false })
   }
 
   /**
