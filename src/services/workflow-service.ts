@@ -68,9 +68,23 @@ export class WorkflowService {
   /** Saves the canvas graph; no version is created. Refused when a plugin node holds a secret field's value. */
   async save(ownerId: string, id: string, graph: SaveGraph): Promise<Workflow> {
     assertValidGraph(graph.nodes, graph.edges)
-    const refs = pluginRefs(graph.nodes)
-    if (refs.length) assertNoSecretValues(graph.nodes, await this.deps.pluginsByRef(refs))
+    await this.assertNoSecrets(graph.nodes)
     return this.write(ownerId, id, { nodes: graph.nodes, edges: graph.edges, ...(graph.metadata && { metadata: graph.metadata }) })
+  }
+
+  /**
+   * Plugin secret fields are supplied at run time only. Save refuses them; a graph stored before that check
+   * (an old version, or a workflow saved then) must not bring one back through restore or clone either.
+   */
+  private async assertNoSecrets(nodes: GraphNode[], context?: string): Promise<void> {
+    const refs = pluginRefs(nodes)
+    if (!refs.length) return
+    try {
+      assertNoSecretValues(nodes, await this.deps.pluginsByRef(refs))
+    } catch (err) {
+      if (context && err instanceof BadRequest) throw new BadRequest(`${context}: ${err.message}`)
+      throw err
+    }
   }
 
   async setStatus(ownerId: string, id: string, status: WorkflowStatus): Promise<Workflow> {
@@ -85,6 +99,7 @@ export class WorkflowService {
 
   async clone(ownerId: string, id: string, name?: string): Promise<Workflow> {
     const source = await this.get(ownerId, id)
+    await this.assertNoSecrets(source.nodes, 'this workflow cannot be cloned until the value is removed (save it without it)')
     const copy = await this.deps.workflows.create(ownerId, {
       name: name ?? `${source.name} (copy)`.slice(0, 200), description: source.description, cluster_id: source.cluster_id,
       nodes: source.nodes, edges: source.edges, metadata: source.metadata, status: 'draft',
@@ -155,6 +170,7 @@ export class WorkflowService {
   /** Copies a version's graph back into the workflow and records that as a new version. */
   async restoreVersion(ownerId: string, id: string, version: number): Promise<{ version: Version; workflow: Workflow }> {
     const source = await this.getVersion(ownerId, id, version)
+    await this.assertNoSecrets(source.nodes, `version ${version} cannot be restored: it was saved with a secret value`)
     // One update writes the graph and takes the version number: a save cannot land between the two and
     // end up in the version recorded for the restore.
     const applied = await this.deps.workflows.replaceGraphAsNewVersion(ownerId, id, { nodes: source.nodes, edges: source.edges, metadata: source.metadata })

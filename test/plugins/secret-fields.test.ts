@@ -118,3 +118,27 @@ t.test('the plugin lookup resolves every id and name of a graph in one call, unk
   t.same(found.map((d) => d.name).sort(), ['gadget', 'widget'])
   t.same(await repo.findByRefs([]), [])
 })
+
+t.test('a graph stored with a secret value before this check cannot come back through restore or clone', async (t) => {
+  const id = await freshWorkflow()
+  t.equal((await app.inject({ method: 'POST', url: `/v1/api/workflows/${id}/versions`, headers: user.headers })).statusCode, 201)
+  // As a version saved before save refused secret values would look (written directly, as old data is).
+  const withSecret = [pluginNode('old', widgetPlugin.id, { token: SECRET })]
+  await app.db.collection('workflow_versions').updateOne({ workflow_id: id, version: 1 }, { $set: { nodes: withSecret } })
+  const restored = await app.inject({ method: 'POST', url: `/v1/api/workflows/${id}/versions/1/restore`, headers: user.headers })
+  t.equal(restored.statusCode, 400)
+  t.match(restored.json().error, /^version 1 cannot be restored: it was saved with a secret value: nodes\/0: node "old": "token" is a secret field/)
+  t.same((await stored(id)).nodes, baseline.nodes, 'the workflow keeps its graph')
+  t.equal((await stored(id)).current_version, 1, 'no version was recorded for the refused restore')
+
+  // A workflow saved with one before the check: inserted as a copy of this one under a new id.
+  const doc = await app.db.collection('workflows').findOne({ _id: id as never })
+  const oldId = '0123456789abcdef0123beef'
+  await app.db.collection('workflows').insertOne({ ...doc, _id: oldId as never, name: 'legacy', nodes: withSecret })
+  const total = async () => (await app.inject({ url: '/v1/api/workflows', headers: user.headers })).json().total
+  const before = await total()
+  const cloned = await app.inject({ method: 'POST', url: `/v1/api/workflows/${oldId}/clone`, headers: user.headers, payload: {} })
+  t.equal(cloned.statusCode, 400)
+  t.match(cloned.json().error, /^this workflow cannot be cloned until the value is removed/)
+  t.equal(await total(), before, 'no copy was made')
+})
