@@ -85,6 +85,13 @@ export default fp(async (app) => {
     canDeployTo: (userId, ref) => clusters.canReach(userId, ref, 'deployer'),
     pluginsByRef: async (refs) => (await pluginRepo.findByRefs(refs)).map((d) => ({ id: d._id, name: d.name, config_fields: d.config_fields })),
   })
+  const resourceRepo = new ResourceRepository(db)
+  const resources = new ResourceService({
+    resources: resourceRepo, bus, timeoutMs: config.CLUSTER_TIMEOUT_MS,
+    kubeConfigFor: async (userId, ref, need) => { const { kc, cluster } = await clusters.kubeConfigFor(userId, ref, need); return { kc, cluster: { id: cluster.id, name: cluster.name } } },
+    reachableClusters: async (userId) => (await clusterRepo.search(userId, {}, 1000)).map((c) => ({ id: c._id, name: c.name })),
+    workflowIdsOf: (userId) => workflowRepo.idsOf(userId),
+  })
   // The apply engine loads client-node, so it is imported on the first run, not at start-up.
   const engine: ApplyEngine = {
     deploy: async (...args) => (await import('../src/kube/deploy.ts')).deploy(...args),
@@ -92,30 +99,15 @@ export default fp(async (app) => {
   }
   const runs = new RunService({
     workflows: workflowRepo, workflowService: workflows, versions: versionRepo, runs: runRepo, clusters,
-    plugin: (id) => plugins.getForRender(id), engine,
-    // Resolved per call: `services` is complete by the time a run records anything.
-    resources: {
-      recordApplied: (...args) => services.resources.recordApplied(...args),
-      markDeleted: (...args) => services.resources.markDeleted(...args),
-      namespacesFor: (...args) => services.resources.namespacesFor(...args),
-    },
+    plugin: (id) => plugins.getForRender(id), engine, resources,
     deriveStatus, bus, log: app.log,
     clusterConcurrency: config.RUN_CLUSTER_CONCURRENCY, readyTimeoutMs: config.RUN_READY_TIMEOUT_MS, heartbeatMs: config.RUN_HEARTBEAT_MS, requestTimeoutMs: config.CLUSTER_TIMEOUT_MS,
-  })
-  const resourceRepo = new ResourceRepository(db)
-  const resources = new ResourceService({
-    resources: resourceRepo, bus, timeoutMs: config.CLUSTER_TIMEOUT_MS,
-    kubeConfigFor: async (userId, ref, need) => { const { kc, cluster } = await clusters.kubeConfigFor(userId, ref, need); return { kc, cluster: { id: cluster.id, name: cluster.name } } },
-    reachableClusters: async (userId) => (await clusterRepo.search(userId, {}, 1000)).map((c) => ({ id: c._id, name: c.name })),
-    workflowIdsOf: async (userId) => new Set((await db.collection('workflows').find({ owner_id: userId }, { projection: { _id: 1 } }).toArray()).map((d) => String(d._id))),
   })
   const clusterLogs = new ClusterLogRepository(db)
   const resourceWatch = new ResourceWatchService({
     resources: resourceRepo, workflows: workflowRepo, bus, log: app.log,
-    activeWorkflowIds: async (ownerId) => new Set((await db.collection('workflows').find(
-      // Deployed: at least one (non-dry) run finished. Records of a workflow never run here are not followed.
-      { ...(ownerId !== undefined && { owner_id: ownerId }), status: { $ne: 'archived' }, run_count: { $gt: 0 } }, { projection: { _id: 1 } },
-    ).toArray()).map((d) => String(d._id))),
+    // Records of a workflow never run here (or archived) are not followed.
+    activeWorkflowIds: (ownerId) => workflowRepo.deployedIds(ownerId),
     kubeConfigFor: async (ownerId, clusterId) => (await clusters.kubeConfigFor(ownerId, clusterId, 'viewer')).kc,
     // A watch reconnect is news about the connection, as a health check is.
     clusterLog: (clusterId, success, message) => clusterLogs.add(clusterId, 'watch', success, message),

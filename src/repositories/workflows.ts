@@ -281,6 +281,17 @@ export class WorkflowRepository {
     return res.deletedCount === 1
   }
 
+  /** The ids of the owner's workflows. */
+  async idsOf(ownerId: string): Promise<Set<string>> {
+    return new Set((await this.c.find({ owner_id: ownerId }, { projection: { _id: 1 } }).toArray()).map((d) => String(d._id)))
+  }
+
+  /** Ids of deployed workflows (a real run finished) that are not archived: those whose resources are watched. */
+  async deployedIds(ownerId?: string): Promise<Set<string>> {
+    const filter = { ...(ownerId !== undefined && { owner_id: ownerId }), status: { $ne: 'archived' as const }, run_count: { $gt: 0 } }
+    return new Set((await this.c.find(filter, { projection: { _id: 1 } }).toArray()).map((d) => String(d._id)))
+  }
+
   async recent(ownerId: string, limit: number): Promise<Workflow[]> {
     const docs = await this.c.find({ owner_id: ownerId }).sort({ updated_at: -1, _id: -1 }).limit(limit).toArray()
     return docs.map(toWorkflow)

@@ -3,8 +3,9 @@
 // viewer access, an unknown container, cut long lines, and a cluster failing the log request.
 import t from 'tap'
 import { startTestApp } from '../helpers/app.ts'
-import { registerUser, type TestUser } from '../helpers/auth.ts'
-import { startTestCluster, simClusterBody } from '../helpers/kube.ts'
+import type { TestUser } from '../helpers/auth.ts'
+import { startTestCluster } from '../helpers/kube.ts'
+import { podWorld } from '../helpers/pod-world.ts'
 import { raw, waitFor } from '../kube-sim/test-helpers.ts'
 import { LineSplitter, parseLine } from '../../src/kube/pod-logs.ts'
 import { Value } from 'typebox/value'
@@ -14,22 +15,7 @@ import { podLogsStreamDoc } from '../../schemas/pod-streams.ts'
 const sim = await startTestCluster(t, { timing: { logIntervalMs: 50 } })
 const { app, logs: appLogs } = await startTestApp(t, { CLUSTER_TIMEOUT_MS: 5000, LOG_LINE_MAX_BYTES: 1024 })
 const address = await app.listen({ port: 0, host: '127.0.0.1' })
-const alice = await registerUser(app)
-const bob = await registerUser(app)
-const carol = await registerUser(app)
-
-async function call(u: TestUser, method: 'GET' | 'POST', url: string, payload?: object) {
-  const res = await app.inject({ method, url, headers: u.headers, ...(payload && { payload }) })
-  return { status: res.statusCode, body: res.body ? res.json() : undefined }
-}
-const cluster = (await call(alice, 'POST', '/v1/api/clusters', simClusterBody(sim, 'logs'))).body as { id: string }
-const shared = await call(alice, 'POST', '/v1/api/clusters/logs/share', { email: carol.user.email, role: 'viewer' })
-if (shared.status !== 200) throw new Error(`share: ${JSON.stringify(shared.body)}`)
-
-async function create(path: string, body: object) {
-  const res = await raw(sim, 'POST', path, { body })
-  if (res.status !== 201) throw new Error(`${path}: ${res.status} ${res.text}`)
-}
+const { alice, bob, carol, call, cluster, create, track: trackIn } = await podWorld(app, sim, 'logs')
 const LONG = 'x'.repeat(3000)
 const deployment = (name: string, replicas: number, lines: string[]) => ({
   apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name },
@@ -51,14 +37,7 @@ await waitFor('deployments ready', async () => {
   return a.json?.status?.readyReplicas === 1 && b.json?.status?.readyReplicas === 2
 })
 
-async function track(u: TestUser, name: string): Promise<string> {
-  const wf = (await call(u, 'POST', '/v1/api/workflows', { name: `wf-${name}-${u.user.id}` })).body as { id: string }
-  await app.services.resources.recordApplied(u.user.id, { workflow_id: wf.id, cluster_id: cluster.id, cluster: 'logs' }, [
-    { node_id: name, api_version: 'apps/v1', kind: 'Deployment', name, namespace: 'logs', action: 'created', uid: null, labels: {} },
-  ])
-  const list = (await call(u, 'GET', `/v1/api/resources?kind=Deployment&search=${name}`)).body as { resources: Array<{ id: string; name: string }> }
-  return list.resources.find((r) => r.name === name)!.id
-}
+const track = (u: TestUser, name: string) => trackIn(u, name, 'logs')
 const webId = await track(alice, 'web')
 const multiId = await track(alice, 'multi')
 const carolsWebId = await track(carol, 'web')

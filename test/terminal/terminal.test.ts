@@ -4,8 +4,8 @@
 import t from 'tap'
 import WebSocket from 'ws'
 import { startTestApp } from '../helpers/app.ts'
-import { registerUser, type TestUser } from '../helpers/auth.ts'
-import { startTestCluster, simClusterBody } from '../helpers/kube.ts'
+import { startTestCluster } from '../helpers/kube.ts'
+import { podWorld } from '../helpers/pod-world.ts'
 import { raw, waitFor } from '../kube-sim/test-helpers.ts'
 import { MANAGED_BY, MANAGED_BY_LABEL } from '../../src/manifests/metadata.ts'
 import { parseClientFrame } from '../../src/routes/resources/terminal.ts'
@@ -18,22 +18,7 @@ const sim = await startTestCluster(t)
 const { app, logs } = await startTestApp(t, { CLUSTER_TIMEOUT_MS: 5000, TERMINAL_IDLE_TIMEOUT_MS: IDLE_MS, TERMINAL_PING_MS: 200 })
 const address = await app.listen({ port: 0, host: '127.0.0.1' })
 const wsBase = address.replace(/^http/, 'ws')
-const alice = await registerUser(app)
-const bob = await registerUser(app)
-const carol = await registerUser(app)
-
-async function call(u: TestUser, method: 'GET' | 'POST', url: string, payload?: object) {
-  const res = await app.inject({ method, url, headers: u.headers, ...(payload && { payload }) })
-  return { status: res.statusCode, body: res.body ? res.json() : undefined }
-}
-const cluster = (await call(alice, 'POST', '/v1/api/clusters', simClusterBody(sim, 'term'))).body as { id: string }
-const shared = await call(alice, 'POST', '/v1/api/clusters/term/share', { email: carol.user.email, role: 'viewer' })
-if (shared.status !== 200) throw new Error(`share: ${JSON.stringify(shared.body)}`)
-
-async function create(path: string, body: object) {
-  const res = await raw(sim, 'POST', path, { body })
-  if (res.status !== 201) throw new Error(`${path}: ${res.status} ${res.text}`)
-}
+const { alice, bob, carol, create, track } = await podWorld(app, sim, 'term')
 await create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'tty' } })
 await create('/apis/apps/v1/namespaces/tty/deployments', {
   apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'box', labels: { [MANAGED_BY_LABEL]: MANAGED_BY } },
@@ -41,16 +26,8 @@ await create('/apis/apps/v1/namespaces/tty/deployments', {
 })
 await waitFor('box ready', async () => (await raw(sim, 'GET', '/apis/apps/v1/namespaces/tty/deployments/box')).json?.status?.readyReplicas === 1)
 
-async function track(u: TestUser): Promise<string> {
-  const wf = (await call(u, 'POST', '/v1/api/workflows', { name: `wf-${u.user.id}` })).body as { id: string }
-  await app.services.resources.recordApplied(u.user.id, { workflow_id: wf.id, cluster_id: cluster.id, cluster: 'term' }, [
-    { node_id: 'box', api_version: 'apps/v1', kind: 'Deployment', name: 'box', namespace: 'tty', action: 'created', uid: null, labels: {} },
-  ])
-  const list = (await call(u, 'GET', '/v1/api/resources?kind=Deployment')).body as { resources: Array<{ id: string }> }
-  return list.resources[0].id
-}
-const boxId = await track(alice)
-const carolsBoxId = await track(carol)
+const boxId = await track(alice, 'box', 'tty')
+const carolsBoxId = await track(carol, 'box', 'tty')
 
 const undocumented: unknown[] = []
 let framesSeen = 0
