@@ -131,13 +131,16 @@ export class WorkflowRepository {
     this.pages = options.cache ? new PageCache<Page<WorkflowSummary>>({ maxEntries: LIST_PAGE_CACHE_ENTRIES }) : null
   }
 
-  /** Runs a write to `id`, then drops `id` from the read cache and every cached list page. */
-  private async writing<R>(id: string, write: () => Promise<R>): Promise<R> {
+  /**
+   * Runs a write to `id`, then drops `id` from the read cache and every cached list page; `listed: false` keeps
+   * the pages, for a write of nothing a summary shows.
+   */
+  private async writing<R>(id: string, write: () => Promise<R>, { listed = true }: { listed?: boolean } = {}): Promise<R> {
     try {
       return await write()
     } finally {
       this.cache?.drop(id)
-      this.pages?.dropAll()
+      if (listed) this.pages?.dropAll()
     }
   }
 
@@ -271,7 +274,8 @@ export class WorkflowRepository {
       { _id: id, owner_id: ownerId, 'nodes.id': nodeId },
       { $set: { 'nodes.$[n].data._status': status } },
       { arrayFilters: [{ 'n.id': nodeId }] },
-    ))
+      // A summary shows neither node data nor updated_at, so the watchers' writes leave list pages cached.
+    ), { listed: false })
     return res.matchedCount === 1
   }
 

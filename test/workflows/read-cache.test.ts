@@ -203,6 +203,19 @@ t.test('with the embedded database the app serves list pages from its cache unti
   t.ok(await httpOps.listed(other.id))
 })
 
+t.test('a node status written by the watchers is read back at once, and leaves list pages (which do not show it) cached', async (t) => {
+  const repo = new WorkflowRepository(app.db, undefined, { cache: { maxEntries: 10 } })
+  const { id } = await httpOps.create('status only')
+  await httpOps.save(id, 'nginx:1')
+  const page = () => repo.list(alice.user.id, { page: 1, limit: 100, sort: 'created_at', order: 'desc' })
+  await repo.get(alice.user.id, id)
+  const before = await page()
+  await workflowsColl.updateOne({ _id: id as never }, { $set: { name: 'behind its back' } })
+  t.ok(await repo.setNodeStatus(alice.user.id, id, 'web', { state: 'running', message: 'ready' }))
+  t.same((await repo.get(alice.user.id, id))!.nodes[0].data?._status, { state: 'running', message: 'ready' }, 'the read by id sees the status')
+  t.same((await page()).items.find((w) => w.id === id), before.items.find((w) => w.id === id), 'the page is still the cached one (the name changed behind its back is not in it)')
+})
+
 t.test('list pages are per owner and per query', async (t) => {
   const { id } = await httpOps.create('zz alice page')
   const mine = await asAlice('GET', '?limit=100&sort=name&order=asc')
