@@ -4,10 +4,9 @@
 import type { KubeConfig } from '@kubernetes/client-node'
 import { AppError } from '../errors.ts'
 import { resourceReader } from '../kube/resource-reader.ts'
-import { matchesSelector, podSelectorOf, selectorText } from '../kube/status/selector.ts'
 import { isPodReady } from '../kube/status/pods.ts'
 import type { KubeObject } from '../manifests/types.ts'
-import { KINDS_WITH_PODS } from './resource-service.ts'
+import { KINDS_WITH_PODS, livePods } from './resource-service.ts'
 
 export type PodAccessLevel = 'viewer' | 'deployer'
 
@@ -54,16 +53,12 @@ export class PodTargets {
     const doc = await this.deps.resource(userId, resourceId)
     if (!KINDS_WITH_PODS.has(doc.kind)) throw new AppError(404, `a ${doc.kind} has no pods; logs and terminals are for ${[...KINDS_WITH_PODS].join(', ')}`)
     const { kc, cluster } = await this.deps.kubeConfigFor(userId, doc.cluster_id, need)
-    const reader = await resourceReader(kc, this.deps.timeoutMs)
-    const live = await reader.get(doc.api_version, doc.kind, doc.namespace, doc.name)
-    if (!live) throw new AppError(404, `${doc.kind} "${doc.name}" is no longer in the cluster; POST /v1/api/resources/sync records that`)
+    const { live, pods } = await livePods(await resourceReader(kc, this.deps.timeoutMs), doc)
     let pod: KubeObject | undefined
     if (doc.kind === 'Pod') {
       pod = live
       if (pick.pod && pick.pod !== live.metadata.name) throw new AppError(404, `pod "${pick.pod}" is not this resource; it is the pod "${live.metadata.name}"`)
     } else {
-      const sel = podSelectorOf(doc.kind, live.spec as Record<string, unknown>)
-      const pods = sel ? (await reader.list('v1', 'Pod', selectorText(sel), doc.namespace ?? undefined)).filter((p) => matchesSelector(p.metadata.labels, sel)) : []
       if (pick.pod) {
         pod = pods.find((p) => p.metadata.name === pick.pod)
         if (!pod) throw new AppError(404, `pod "${pick.pod}" is not one of ${doc.kind} "${doc.name}"'s pods; GET /v1/api/resources/${doc.id}/pods lists them`)

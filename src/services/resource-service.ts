@@ -260,13 +260,21 @@ export class ResourceService {
     if (!doc) throw new NotFound('resource')
     if (!KINDS_WITH_PODS.has(doc.kind)) throw new AppError(404, `a ${doc.kind} has no pods; pods are listed for ${[...KINDS_WITH_PODS].join(', ')}`)
     const { kc } = await this.deps.kubeConfigFor(userId, doc.cluster_id, 'viewer')
-    const reader = await resourceReader(kc, this.deps.timeoutMs)
-    const live = await reader.get(doc.api_version, doc.kind, doc.namespace, doc.name)
-    if (!live) throw new AppError(404, `${doc.kind} "${doc.name}" is no longer in the cluster; POST /v1/api/resources/sync records that`)
-    if (doc.kind === 'Pod') return { pods: [podSummary(live)] }
-    const sel = podSelectorOf(doc.kind, live.spec as Record<string, unknown>)
-    if (!sel) return { pods: [] }
-    const pods = await reader.list('v1', 'Pod', selectorText(sel), doc.namespace ?? undefined)
+    const { pods } = await livePods(await resourceReader(kc, this.deps.timeoutMs), doc)
     return { pods: pods.map(podSummary).sort((a, b) => a.name.localeCompare(b.name)) }
   }
+}
+
+/**
+ * The object a tracked resource names, as it is now, and its pods: the Pod itself, or those its selector
+ * picks. 404 when the object is gone from the cluster.
+ */
+export async function livePods(reader: ResourceReader, doc: { api_version: string; kind: string; name: string; namespace: string | null }): Promise<{ live: KubeObject; pods: KubeObject[] }> {
+  const live = await reader.get(doc.api_version, doc.kind, doc.namespace, doc.name)
+  if (!live) throw new AppError(404, `${doc.kind} "${doc.name}" is no longer in the cluster; POST /v1/api/resources/sync records that`)
+  if (doc.kind === 'Pod') return { live, pods: [live] }
+  const sel = podSelectorOf(doc.kind, live.spec as Record<string, unknown>)
+  if (!sel) return { live, pods: [] }
+  const pods = (await reader.list('v1', 'Pod', selectorText(sel), doc.namespace ?? undefined)).filter((p) => matchesSelector(p.metadata.labels, sel))
+  return { live, pods }
 }
