@@ -32,6 +32,8 @@ export interface BusEvents {
   /** A workflow's watches finished their initial list (start or resync): every watched node's status. */
   'workflow.synced': { owner_id: string; workflow_id: string; nodes: Array<{ node_id: string; status: unknown }> }
   'stats.updated': { owner_id: string }
+  /** A build was created or changed status (the dashboard's `builds` statistic counts them). */
+  'build.changed': { owner_id: string; build_id: string; status: string }
   'cluster.changed': { owner_id: string; cluster_id: string }
   /** A cluster's connection status changed (health check, test, refresh or new credentials). */
   'cluster.status': { owner_id: string; cluster_id: string; name: string; from: string; to: string; message: string }

@@ -23,7 +23,7 @@ export class StatsService {
   /** Listens for changes and schedules the periodic repair. */
   start(schedule: string): void {
     const touch = ({ owner_id }: { owner_id: string }) => { void this.refresh(owner_id).catch(() => undefined) }
-    for (const event of ['workflow.created', 'workflow.deleted', 'workflow.status_changed', 'run.finished', 'resources.changed', 'cluster.changed', 'cluster.status'] as const) {
+    for (const event of ['workflow.created', 'workflow.deleted', 'workflow.status_changed', 'run.finished', 'resources.changed', 'cluster.changed', 'cluster.status', 'build.changed'] as const) {
       this.unsubscribe.push(this.bus.on(event, touch))
     }
     this.task = cron.schedule(schedule, () => { void this.refreshAll().catch(() => undefined) }, { noOverlap: true, unref: true, name: 'dashboard-stats' })
