@@ -6,6 +6,8 @@ import { createHash } from 'node:crypto'
 import { startTestRegistry, type TestRegistry } from '../helpers/test-registry.ts'
 
 const sha = (b: Buffer | string) => `sha256:${createHash('sha256').update(b).digest('hex')}`
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+const json = async (r: Response): Promise<any> => r.json()
 const basic = (u: string, p: string) => `Basic ${Buffer.from(`${u}:${p}`).toString('base64')}`
 
 async function registry(opts: Parameters<typeof startTestRegistry>[0]) {
@@ -77,7 +79,7 @@ t.test('basic: refusals carry a Basic challenge; nothing is stored', async (t) =
     const res = await fetch(`${r.url}/v2/team/app/blobs/uploads/`, { method: 'POST', headers: auth ? { authorization: auth } : {} })
     t.equal(res.status, 401)
     t.equal(res.headers.get('www-authenticate'), 'Basic realm="test-registry"')
-    t.equal((await res.json()).errors[0].code, 'UNAUTHORIZED')
+    t.equal((await json(res)).errors[0].code, 'UNAUTHORIZED')
   }
   t.equal((await fetch(`${r.url}/v2/`)).status, 401)
   t.equal((await fetch(`${r.url}/v2/`, { headers: { authorization: basic(r.username, r.password) } })).status, 200)
@@ -90,7 +92,7 @@ t.test('digests are verified: a wrong one is 400 DIGEST_INVALID, and a manifest 
   loc.searchParams.set('digest', sha('something else'))
   const bad = await fetch(loc, { method: 'PUT', body: 'data' })
   t.equal(bad.status, 400)
-  t.equal((await bad.json()).errors[0].code, 'DIGEST_INVALID')
+  t.equal((await json(bad)).errors[0].code, 'DIGEST_INVALID')
   t.equal(r.blob(sha('data')), undefined)
   // Monolithic POST with ?digest=.
   const mono = await fetch(`${r.url}/v2/app/blobs/uploads/?digest=${sha('cfg')}`, { method: 'POST', body: 'cfg' })
@@ -98,9 +100,9 @@ t.test('digests are verified: a wrong one is 400 DIGEST_INVALID, and a manifest 
   const m = manifestOf(Buffer.from('cfg'), Buffer.from('missing layer'))
   const res = await fetch(`${r.url}/v2/app/manifests/latest`, { method: 'PUT', body: m, headers: { 'content-type': 'application/vnd.docker.distribution.manifest.v2+json' } })
   t.equal(res.status, 400)
-  t.equal((await res.json()).errors[0].code, 'MANIFEST_BLOB_UNKNOWN')
+  t.equal((await json(res)).errors[0].code, 'MANIFEST_BLOB_UNKNOWN')
   const byWrongDigest = await fetch(`${r.url}/v2/app/manifests/${sha('nope')}`, { method: 'PUT', body: '{}', headers: { 'content-type': 'application/vnd.oci.image.manifest.v1+json' } })
-  t.equal((await byWrongDigest.json()).errors[0].code, 'DIGEST_INVALID')
+  t.equal((await json(byWrongDigest)).errors[0].code, 'DIGEST_INVALID')
   // A blob pushed to one repository is not visible from another until mounted.
   t.equal((await fetch(`${r.url}/v2/other/blobs/${sha('cfg')}`, { method: 'HEAD' })).status, 404)
   t.equal((await fetch(`${r.url}/v2/other/blobs/uploads/?mount=${sha('cfg')}&from=app`, { method: 'POST' })).status, 201)
@@ -117,14 +119,14 @@ t.test('bearer: challenge with scope, token service checks Basic, tokens are sco
   t.equal(refused.status, 401)
   const tok = await fetch(`${r.url}/token?service=test-registry&scope=repository:team/app:pull,push`, { headers: { authorization: basic(r.username, r.password) } })
   t.equal(tok.status, 200)
-  const { token, access_token } = await tok.json()
+  const { token, access_token } = await json(tok)
   t.equal(token, access_token)
   const auth = `Bearer ${token}`
   t.equal((await pushBlob(r, 'team/app', Buffer.from('x'), auth)).status, 201)
   const other = await fetch(`${r.url}/v2/team/other/blobs/uploads/`, { method: 'POST', headers: { authorization: auth } })
   t.equal(other.status, 401, 'a token for one repository does not open another')
   t.match(other.headers.get('www-authenticate'), /error="insufficient_scope"/)
-  const pullOnly = await (await fetch(`${r.url}/token?service=test-registry&scope=repository:team/app:pull`, { headers: { authorization: basic(r.username, r.password) } })).json()
+  const pullOnly = await json(await fetch(`${r.url}/token?service=test-registry&scope=repository:team/app:pull`, { headers: { authorization: basic(r.username, r.password) } }))
   t.equal((await fetch(`${r.url}/v2/team/app/blobs/uploads/`, { method: 'POST', headers: { authorization: `Bearer ${pullOnly.token}` } })).status, 401, 'pull scope cannot push')
   t.equal((await fetch(`${r.url}/v2/team/app/blobs/${sha('x')}`, { method: 'HEAD', headers: { authorization: `Bearer ${pullOnly.token}` } })).status, 200)
   t.notOk(r.requests.some((q) => JSON.stringify(q).includes(r.password)), 'the request log holds no credential')
