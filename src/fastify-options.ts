@@ -5,6 +5,7 @@ import { symbols as pinoSymbols, type Bindings, type ChildLoggerOptions, type De
 import type { Config } from './config.ts'
 import { loggerOptions, RequestLogController } from './logger.ts'
 import { formatValidationErrors } from './validation.ts'
+import { buildReplySerializer } from './reply-serializer.ts'
 
 export interface BuildOptions {
   /** Where log lines go (tests collect them); default stdout. */
@@ -81,6 +82,8 @@ export function fastifyOptions(config: Config, options: BuildOptions = {}) {
     keepAliveTimeout: config.KEEP_ALIVE_TIMEOUT_MS,
     http: { requestTimeout: config.REQUEST_TIMEOUT_MS, headersTimeout, keepAliveTimeout: config.KEEP_ALIVE_TIMEOUT_MS, connectionsCheckingInterval },
     schemaErrorFormatter: formatValidationErrors,
+    // Fastify's response serializers, remembering their output for the read caches' frozen snapshots.
+    schemaController: { compilersFactory: { buildSerializer: buildReplySerializer() } },
     frameworkErrors,
     clientErrorHandler,
   }

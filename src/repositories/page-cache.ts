@@ -2,7 +2,9 @@
 // database's sole client (the embedded server). Any write through the owning repository drops every page,
 // because one write can move a document into or out of any page of its owner and change the totals;
 // dropping them all needs no reasoning about which pages a write touched, and writes are rare next to list
-// reads. A read that overlapped a write does not store what it read.
+// reads. A read that overlapped a write does not store what it read. Pages are kept as snapshots
+// (deep-frozen plain data) and handed out as copies.
+import { snapshotOf, thaw } from './snapshot.ts'
 
 export interface PageCacheOptions { /** Pages kept; the least recently used goes first. */ maxEntries: number }
 
@@ -21,16 +23,17 @@ export class PageCache<T> {
     if (hit === undefined) return undefined
     this.entries.delete(key)
     this.entries.set(key, hit)
-    return structuredClone(hit)
+    return thaw(hit)
   }
 
   /** Runs `read` and caches its result unless a write dropped the pages while it ran. */
   async read(key: string, read: () => Promise<T>): Promise<T> {
     const dropsBefore = this.drops
     const value = await read()
-    if (this.drops === dropsBefore) {
+    const snapshot = this.drops === dropsBefore ? snapshotOf(value) : undefined
+    if (snapshot !== undefined) {
       this.entries.delete(key)
-      this.entries.set(key, structuredClone(value))
+      this.entries.set(key, snapshot)
       if (this.entries.size > this.options.maxEntries) this.entries.delete(this.entries.keys().next().value!)
     }
     return value

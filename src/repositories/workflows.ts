@@ -158,11 +158,28 @@ export class WorkflowRepository {
 
   async get(ownerId: string, id: string): Promise<Workflow | null> {
     if (!isId(id)) return null
-    const load = async () => { const doc = await this.c.findOne({ _id: id, owner_id: ownerId }); return doc && toWorkflow(doc) }
-    if (!this.cache) return load()
+    if (!this.cache) return this.load(ownerId, id)
     const hit = this.cache.get(id, ownerId)
     if (hit !== undefined) return hit
-    return this.cache.read(id, load)
+    return this.cache.read(id, () => this.load(ownerId, id))
+  }
+
+  private async load(ownerId: string, id: string): Promise<Workflow | null> {
+    const doc = await this.c.findOne({ _id: id, owner_id: ownerId })
+    return doc && toWorkflow(doc)
+  }
+
+  /**
+   * As `get`, for callers that only read the result (a reply): with the cache on it is the cached snapshot
+   * itself, deep-frozen and shared by every such caller, so it must not be changed (trying throws). Saves the
+   * copy `get` makes, and lets the reply's serialized form be kept with it (see src/reply-serializer.ts).
+   */
+  async getShared(ownerId: string, id: string): Promise<Readonly<Workflow> | null> {
+    if (!isId(id)) return null
+    if (!this.cache) return this.load(ownerId, id)
+    const hit = this.cache.getShared(id, ownerId)
+    if (hit !== undefined) return hit
+    return this.cache.read(id, () => this.load(ownerId, id), { shared: true })
   }
 
   /** Summaries, computed by the database; `graph` adds the nodes and edges. */
