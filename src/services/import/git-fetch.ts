@@ -106,7 +106,8 @@ export async function fetchRepository(request: GitFetchRequest, options: GitFetc
   const headers: Record<string, string> = {}
   if (request.token) headers.authorization = `Basic ${Buffer.from(`${request.username ?? DEFAULT_USERNAME}:${request.token}`).toString('base64')}`
 
-  const gitdir = await mkdtemp(join(tmpdir(), 'import-git-'))
+  const dir = await mkdtemp(join(tmpdir(), 'import-git-'))
+  const gitdir = join(dir, '.git')
   const cache = {}
   const aborted = new Promise<never>((_resolve, reject) => {
     abort.signal.addEventListener('abort', () => reject(stopped ?? new GitFetchError('timeout', 'the fetch was stopped')), { once: true })
@@ -115,7 +116,7 @@ export async function fetchRepository(request: GitFetchRequest, options: GitFetc
   try {
     log(`fetching ${displayUrl(url)}${request.branch ? ` (branch ${request.branch})` : ''}`)
     const clone = git.clone({
-      fs: nodeFs, http: client, gitdir, url: url.href, ref: request.branch, singleBranch: true, depth: 1, noCheckout: true, noTags: true,
+      fs: nodeFs, http: client, dir, gitdir, url: url.href, ref: request.branch, singleBranch: true, depth: 1, noCheckout: true, noTags: true,
       headers, cache,
       onProgress: (e) => options.onProgress?.(e.phase, e.total ? Math.min(1, e.loaded / e.total) : null),
       onMessage: (message) => { for (const line of message.split(/\r?\n|\r/)) if (isWorthLogging(line)) log(`remote: ${redact(line.trim(), request.token)}`) },
@@ -134,7 +135,7 @@ export async function fetchRepository(request: GitFetchRequest, options: GitFetc
   } finally {
     clearTimeout(timer)
     abort.abort()
-    await rm(gitdir, { recursive: true, force: true }).catch(() => undefined)
+    await rm(dir, { recursive: true, force: true }).catch(() => undefined)
   }
 }
 

@@ -1,0 +1,383 @@
+// Import sessions (API.md §8 "Import", §7 `import:<id>`): a compose file or a Git repository analysed in the
+// background into a workflow graph, then applied to a workflow or made into a new one.
+//
+// `analyze` records the session and answers at once; the work (fetch, analysis) runs detached from the
+// request, recording its status in the database and publishing `progress`, `log`, then `complete` or
+// `failed` on the session's stream, in that order. Each process marks its sessions alive; a session whose
+// process died is failed as interrupted at the next start (or by a live replica's heartbeat), as runs are.
+//
+// Never stored, logged or echoed: the compose content, interpolation variables, and a Git token (the token
+// lives in this module's memory for the one fetch, and every log line passes a redactor holding it).
+import { BadRequest, Conflict, NotFound, Unavailable, AppError } from '../errors.ts'
+import { newId } from '../repositories/ids.ts'
+import { TERMINAL_STATUSES, type ImportSession, type ImportSessionDoc, type ImportSessionRepository, type ImportStatus } from '../repositories/import-sessions.ts'
+import type { Workflow } from '../repositories/workflows.ts'
+import type { OutboundPolicy } from '../net/outbound-policy.ts'
+import type { WorkflowService } from './workflow-service.ts'
+import { assertValidGraph, type GraphEdge, type GraphNode } from './workflow-graph.ts'
+import { analyzeCompose, analyzeFileTree, ImportTooLarge, MAX_COMPOSE_BYTES, type Analysis, type ImportOptions } from './import/index.ts'
+import { NODE_WIDTH } from './import/layout.ts'
+import { fetchRepository, type GitFetchLimits } from './import/git-fetch.ts'
+import { RunLog } from './run-log.ts'
+import { redactor, type Redact } from './run-redaction.ts'
+
+export interface AnalyzeRequest extends ImportOptions {
+  source: 'compose' | 'git'
+  content?: string
+  url?: string
+  branch?: string
+  path?: string
+  token?: string
+  username?: string
+  /** An upload's file name, shown on the session. */
+  filename?: string
+}
+
+export interface ApplyRequest { import_id: string; workflow_id: string; mode: 'merge' | 'replace' }
+export interface CreateFromImportRequest { import_id: string; name: string; description?: string; cluster_id?: string | null }
+
+interface Logger { warn(obj: object, msg?: string): void; error(obj: object, msg?: string): void }
+
+export interface ImportServiceDeps {
+  sessions: ImportSessionRepository
+  workflows: WorkflowService
+  /** The stream hub's publish (late-bound: the hub is created after the services). */
+  publish: (key: string, type: string, data: unknown) => void
+  policy: OutboundPolicy
+  gitLimits: GitFetchLimits
+  /** How long a session is kept (IMPORT_SESSION_TTL_S). */
+  ttlMs: number
+  /** How often this process marks its sessions alive; silent for three periods = abandoned. */
+  heartbeatMs: number
+  log: Logger
+  /** The fetch; a test may replace it. */
+  fetch?: typeof fetchRepository
+}
+
+export interface StartedImport { session: ImportSession; done: Promise<ImportSession> }
+
+export const importKey = (id: string): string => `import:${id}`
+
+const INTERRUPTED = 'interrupted: the service stopped before this import finished; analyze again'
+/** New nodes of a merge start this far right of the existing graph. */
+const MERGE_GAP_X = 160
+
+export class ImportService {
+  private readonly inFlight = new Map<string, Promise<ImportSession>>()
+  private readonly instanceId = newId()
+  private heartbeat: NodeJS.Timeout | null = null
+  private closing = false
+
+  constructor(private readonly deps: ImportServiceDeps) {}
+
+  /** Checks the request, records the session (pending) and starts the work; `done` settles with the finished session (never rejects). */
+  async analyze(ownerId: string, request: AnalyzeRequest): Promise<StartedImport> {
+    if (this.closing) throw new Unavailable('the service is shutting down; try again in a moment')
+    const url = await this.checkRequest(request)
+    const now = new Date()
+    const session = await this.deps.sessions.create({
+      owner_id: ownerId, source: request.source, status: 'pending', progress: 0, message: 'waiting to start', error: null, analysis: null,
+      filename: request.filename ?? null, url: url ?? null, branch: request.branch ?? null, path: request.path ?? null, commit: null, logs: [],
+      created_at: now, updated_at: now, finished_at: null, expires_at: new Date(now.getTime() + this.deps.ttlMs),
+      instance_id: this.instanceId, heartbeat_at: now,
+    })
+    // After the reply's turn: the analysis is synchronous work, and the 201 should not wait behind it.
+    const done = new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.execute(ownerId, session, request)).catch(async (err: unknown) => {
+      // Recording the outcome failed (the database went away, e.g. at shutdown): the next start recovers it.
+      this.deps.log.error({ import_id: session.id, err: { message: String((err as Error)?.message) } }, 'the import\'s outcome could not be recorded')
+      return { ...session, status: 'failed' as const, error: 'the import\'s outcome could not be recorded' }
+    })
+    this.inFlight.set(session.id, done)
+    void done.finally(() => this.inFlight.delete(session.id))
+    return { session, done }
+  }
+
+  async get(ownerId: string, id: string): Promise<ImportSession> {
+    const session = await this.deps.sessions.get(ownerId, id)
+    if (!session) throw new NotFound('import session')
+    return session
+  }
+
+  /** Whether the session has ended (its stream sends the terminal event and ends). */
+  static isFinished(session: ImportSession): boolean {
+    return TERMINAL_STATUSES.has(session.status)
+  }
+
+  /** The imported graph into an existing workflow: beside its nodes (merge) or instead of them (replace). */
+  async apply(ownerId: string, request: ApplyRequest): Promise<Workflow> {
+    const analysis = await this.completedAnalysis(ownerId, request.import_id)
+    const workflow = await this.deps.workflows.get(ownerId, request.workflow_id)
+    const imported = graphOf(analysis)
+    const graph = request.mode === 'replace' ? imported : mergeGraphs({ nodes: workflow.nodes as GraphNode[], edges: workflow.edges as GraphEdge[] }, imported)
+    return this.deps.workflows.save(ownerId, workflow.id, graph)
+  }
+
+  /** A new workflow holding the imported graph; when saving the graph fails, no empty workflow is left behind. */
+  async createWorkflow(ownerId: string, request: CreateFromImportRequest): Promise<Workflow> {
+    const analysis = await this.completedAnalysis(ownerId, request.import_id)
+    const graph = graphOf(analysis)
+    assertValidGraph(graph.nodes, graph.edges)
+    const workflow = await this.deps.workflows.create(ownerId, { name: request.name, description: request.description, cluster_id: request.cluster_id })
+    try {
+      return await this.deps.workflows.save(ownerId, workflow.id, graph)
+    } catch (err) {
+      await this.deps.workflows.delete(ownerId, workflow.id).catch((cleanup: unknown) => {
+        this.deps.log.error({ workflow_id: workflow.id, err: { message: String((cleanup as Error)?.message) } }, 'could not remove the workflow whose imported graph failed to save')
+      })
+      throw err
+    }
+  }
+
+  private async completedAnalysis(ownerId: string, importId: string): Promise<Analysis> {
+    const session = await this.get(ownerId, importId)
+    if (session.status !== 'completed' || !session.analysis) {
+      throw new Conflict(session.status === 'failed'
+        ? `import ${session.id} failed (${session.error ?? 'no reason recorded'}); analyze again`
+        : `import ${session.id} is still ${session.status}; apply it once it has completed`)
+    }
+    return session.analysis
+  }
+
+  /** What analyze refuses before recording anything; answers the URL as it will be stored (git). */
+  private async checkRequest(request: AnalyzeRequest): Promise<string | undefined> {
+    const { source } = request
+    if (source === 'compose') {
+      if (request.content === undefined || request.content.trim() === '') throw new BadRequest('body/content is required for source "compose" (the compose file)')
+      for (const field of ['url', 'branch', 'path', 'token', 'username'] as const) {
+        if (request[field] !== undefined) throw new BadRequest(`body/${field} is for source "git"; source "compose" takes content`)
+      }
+      const bytes = Buffer.byteLength(request.content)
+      if (bytes > MAX_COMPOSE_BYTES) throw new ImportTooLarge(`the compose file is ${bytes} bytes; the limit is ${MAX_COMPOSE_BYTES}`)
+      return undefined
+    }
+    if (request.url === undefined) throw new BadRequest('body/url is required for source "git" (the repository\'s URL)')
+    if (request.content !== undefined) throw new BadRequest('body/content is for source "compose"; source "git" takes url')
+    if (request.username !== undefined && request.token === undefined) throw new BadRequest('body/username goes with body/token')
+    const url = await this.deps.policy.check(request.url, 'url')
+    if (url.search || url.hash) throw new BadRequest('url must not carry a query or fragment')
+    return url.href
+  }
+
+  // The background part
+
+  private async execute(ownerId: string, session: ImportSession, request: AnalyzeRequest): Promise<ImportSession> {
+    const id = session.id
+    const redact: Redact = redactor(request.token ? [request.token] : [])
+    const log = new RunLog(redact)
+    const key = importKey(id)
+    const saver = this.logSaver(id, log)
+    const addLog = (line: string) => {
+      log.add(line)
+      const lines = log.lines()
+      this.deps.publish(key, 'log', { line: lines[lines.length - 1] })
+      saver.touch()
+    }
+    let last = { status: session.status as ImportStatus, progress: 0 }
+    const step = async (status: ImportStatus, progress: number, message: string) => {
+      last = { status, progress }
+      await this.deps.sessions.progress(id, { status, progress, message, logs: log.lines() })
+      this.deps.publish(key, 'progress', { status, progress, message })
+    }
+
+    let analysis: Analysis | null = null
+    let error: string | null = null
+    let extra: { commit?: string; branch?: string } = {}
+    try {
+      const options: ImportOptions = { env: request.env, env_file: request.env_file, profiles: request.profiles, ingress: request.ingress }
+      if (request.source === 'compose') {
+        await step('analyzing', 50, 'analyzing the compose file')
+        addLog(`analyzing ${request.filename ?? 'the compose file'} (${Buffer.byteLength(request.content!)} bytes)`)
+        analysis = analyzeCompose(request.content!, strip(options))
+      } else {
+        await step('cloning', 5, 'fetching the repository')
+        const fetched = await (this.deps.fetch ?? fetchRepository)({ url: session.url!, branch: request.branch, token: request.token, username: request.username }, {
+          policy: this.deps.policy, limits: this.deps.gitLimits, onLog: addLog,
+          onProgress: (_phase, fraction) => {
+            if (fraction === null) return
+            // 5..60 while fetching; an event per 5 points, not per packet.
+            const progress = 5 + Math.floor(fraction * 11) * 5
+            if (progress > last.progress) void step('cloning', progress, 'fetching the repository').catch(() => undefined)
+          },
+        })
+        extra = { commit: fetched.commit, ...(fetched.branch && { branch: fetched.branch }) }
+        await step('analyzing', 70, `analyzing ${fetched.files.size} files of commit ${fetched.commit.slice(0, 12)}`)
+        analysis = analyzeFileTree(fetched.files, { ...strip(options), repo_url: session.url!, branch: fetched.branch ?? request.branch, path: request.path })
+      }
+      addLog(`found ${analysis.services.length} services: ${analysis.nodes.length} nodes, ${analysis.edges.length} edges, ${analysis.warnings.length} warnings, ${analysis.errors.length} errors`)
+    } catch (err) {
+      error = redact(describe(err))
+      if (!(err instanceof AppError)) this.deps.log.error({ import_id: id, err: { name: (err as Error)?.name, message: redact(String((err as Error)?.message ?? err)) } }, 'import failed unexpectedly')
+      addLog(`failed: ${error}`)
+    }
+    await saver.flush()
+    const finished = await this.deps.sessions.finish(id, analysis
+      ? { status: 'completed', progress: 100, message: 'analysis complete', error: null, analysis, logs: log.lines(), ...extra }
+      : { status: 'failed', progress: last.progress, message: 'failed', error, analysis: null, logs: log.lines(), ...extra })
+    // Marked interrupted meanwhile (a shutdown gave up on it): that record stands.
+    if (!finished) return (await this.deps.sessions.get(ownerId, id)) ?? { ...session, status: 'failed', error: INTERRUPTED }
+    if (finished.status === 'completed') this.deps.publish(key, 'complete', { analysis: finished.analysis })
+    else this.deps.publish(key, 'failed', { error: finished.error ?? 'failed' })
+    return finished
+  }
+
+  /** Writes the log of a session still going, one write at a time, the newest state last. */
+  private logSaver(id: string, log: RunLog) {
+    let writing: Promise<void> | null = null
+    let dirty = false
+    const write = (): Promise<void> => {
+      dirty = false
+      writing = this.deps.sessions.progress(id, { logs: log.lines() }).then(() => undefined, () => undefined).then(() => {
+        writing = null
+        if (dirty) return write()
+      })
+      return writing
+    }
+    return {
+      touch: () => { if (writing) dirty = true; else void write() },
+      flush: async () => { while (writing) await writing },
+    }
+  }
+
+  // Start-up and shutdown
+
+  /** Fails the sessions a dead process left unfinished, then keeps this process's sessions marked alive. */
+  async recover(): Promise<number> {
+    const count = await this.sweep()
+    this.heartbeat ??= setInterval(() => {
+      void this.deps.sessions.heartbeat([...this.inFlight.keys()], new Date()).then(() => this.sweep()).catch((err: unknown) => {
+        this.deps.log.warn({ err: { message: String((err as Error)?.message) } }, 'import heartbeat failed')
+      })
+    }, this.deps.heartbeatMs)
+    this.heartbeat.unref()
+    return count
+  }
+
+  private async sweep(): Promise<number> {
+    const abandoned = await this.deps.sessions.abandoned(this.instanceId, new Date(Date.now() - 3 * this.deps.heartbeatMs))
+    for (const doc of abandoned) await this.interrupt(doc, INTERRUPTED)
+    return abandoned.length
+  }
+
+  private async interrupt(doc: ImportSessionDoc, error: string): Promise<void> {
+    const finished = await this.deps.sessions.finish(doc._id, {
+      status: 'failed', progress: doc.progress, message: 'failed', error, analysis: null, logs: [...(doc.logs ?? []), `${new Date().toISOString()} failed: ${error}`],
+    })
+    if (!finished) return
+    this.deps.publish(importKey(doc._id), 'failed', { error })
+    this.deps.log.warn({ import_id: doc._id }, `import ${doc._id} was ${doc.status} when the service stopped: marked failed (interrupted)`)
+  }
+
+  /** Refuses new imports, gives those in flight `graceMs`, then records the rest as interrupted. */
+  async close(graceMs: number): Promise<void> {
+    this.closing = true
+    if (this.heartbeat) clearInterval(this.heartbeat)
+    this.heartbeat = null
+    if (!this.inFlight.size) return
+    let timer: NodeJS.Timeout | undefined
+    await Promise.race([
+      Promise.allSettled([...this.inFlight.values()]),
+      new Promise((resolve) => { timer = setTimeout(resolve, graceMs) }),
+    ])
+    clearTimeout(timer)
+    for (const doc of await this.deps.sessions.unfinishedOf(this.instanceId)) {
+      await this.interrupt(doc, 'interrupted: the service shut down before this import finished; analyze again')
+    }
+  }
+}
+
+/** The analysis options without absent keys (the analysis treats a present `undefined` as given). */
+function strip(options: ImportOptions): ImportOptions {
+  return Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) as ImportOptions
+}
+
+function describe(err: unknown): string {
+  if (err instanceof AppError) return err.message
+  return 'the analysis failed unexpectedly'
+}
+
+// Merging
+
+interface Graph { nodes: GraphNode[]; edges: GraphEdge[] }
+
+/** The analysis's nodes and edges as the workflow stores them (copies: the session's analysis stays as it was). */
+function graphOf(analysis: Analysis): Graph {
+  return structuredClone({ nodes: analysis.nodes as unknown as GraphNode[], edges: analysis.edges as unknown as GraphEdge[] })
+}
+
+/**
+ * The incoming graph added beside the existing one. Node and edge ids already taken get the smallest free
+ * `-N` suffix; so do names (`data.name`) taken by an existing node of the same type, with one suffix per
+ * name across types, so a Deployment and its Service renamed together keep matching names. The new nodes
+ * are moved right of the existing graph's bounding box, top-aligned with it. Deterministic: the same two
+ * graphs always merge the same way.
+ */
+export function mergeGraphs(existing: Graph, incoming: Graph): Graph {
+  const takenIds = new Set(existing.nodes.map((n) => n.id))
+  const idMap = new Map<string, string>()
+  for (const node of incoming.nodes) {
+    const id = freeName(node.id, (candidate) => !takenIds.has(candidate), 200)
+    takenIds.add(id)
+    idMap.set(node.id, id)
+  }
+
+  const nameOf = (n: GraphNode) => (typeof n.data?.name === 'string' ? n.data.name : undefined)
+  const takenNames = new Set(existing.nodes.map((n) => `${n.type}\u0000${nameOf(n) ?? ''}`).filter((k) => !k.endsWith('\u0000')))
+  const typesByName = new Map<string, Set<string>>()
+  for (const node of incoming.nodes) {
+    const name = nameOf(node)
+    if (name === undefined) continue
+    typesByName.set(name, (typesByName.get(name) ?? new Set()).add(node.type))
+  }
+  const nameMap = new Map<string, string>()
+  for (const name of [...typesByName.keys()].sort()) {
+    const types = [...typesByName.get(name)!]
+    const renamed = freeName(name, (candidate) => types.every((type) => !takenNames.has(`${type}\u0000${candidate}`)), 63)
+    for (const type of types) takenNames.add(`${type}\u0000${renamed}`)
+    nameMap.set(name, renamed)
+  }
+
+  const box = boundingBox(existing.nodes)
+  const incomingBox = boundingBox(incoming.nodes)
+  const dx = box && incomingBox ? box.right + MERGE_GAP_X - incomingBox.left : 0
+  const dy = box && incomingBox ? box.top - incomingBox.top : 0
+
+  const nodes = incoming.nodes.map((node) => {
+    const name = nameOf(node)
+    const position = node.position as { x?: unknown; y?: unknown } | undefined
+    return {
+      ...node, id: idMap.get(node.id)!,
+      ...(position && typeof position.x === 'number' && typeof position.y === 'number' && { position: { ...position, x: position.x + dx, y: position.y + dy } }),
+      ...(node.data && name !== undefined && { data: { ...node.data, name: nameMap.get(name)! } }),
+    }
+  })
+  const takenEdgeIds = new Set(existing.edges.map((e) => e.id))
+  const edges = incoming.edges.map((edge) => {
+    const id = freeName(edge.id, (candidate) => !takenEdgeIds.has(candidate), 200)
+    takenEdgeIds.add(id)
+    return { ...edge, id, source: idMap.get(edge.source) ?? edge.source, target: idMap.get(edge.target) ?? edge.target }
+  })
+  return { nodes: [...existing.nodes, ...nodes], edges: [...existing.edges, ...edges] }
+}
+
+/** `base` if free, else `base-2`, `base-3`, ... cut to `maxLength` (DNS names: no trailing dash before the suffix). */
+function freeName(base: string, isFree: (candidate: string) => boolean, maxLength: number): string {
+  if (isFree(base)) return base
+  for (let n = 2; ; n++) {
+    const suffix = `-${n}`
+    const candidate = `${base.slice(0, maxLength - suffix.length).replace(/-+$/, '')}${suffix}`
+    if (isFree(candidate)) return candidate
+  }
+}
+
+function boundingBox(nodes: GraphNode[]): { left: number; top: number; right: number } | null {
+  let box: { left: number; top: number; right: number } | null = null
+  for (const node of nodes) {
+    const p = node.position as { x?: unknown; y?: unknown } | undefined
+    if (!p || typeof p.x !== 'number' || typeof p.y !== 'number' || !Number.isFinite(p.x) || !Number.isFinite(p.y)) continue
+    const width = typeof node.width === 'number' && Number.isFinite(node.width) ? node.width : NODE_WIDTH
+    box = box
+      ? { left: Math.min(box.left, p.x), top: Math.min(box.top, p.y), right: Math.max(box.right, p.x + width) }
+      : { left: p.x, top: p.y, right: p.x + width }
+  }
+  return box
+}
