@@ -53,7 +53,8 @@ const httpOps: Ops = {
   remove: async (id) => { await asAlice('DELETE', `/${id}`) },
 }
 
-function serviceOps(repo: WorkflowRepository): Ops {
+/** `shared`: reads by id through getShared (the cached snapshot itself, as GET /:id reads them). */
+function serviceOps(repo: WorkflowRepository, { shared = false }: { shared?: boolean } = {}): Ops {
   const service = new WorkflowService({
     workflows: repo, versions: new VersionRepository(app.db), runs: new RunRepository(app.db), bus: app.bus,
     canDeployTo: async () => true, pluginsByRef: async () => [],
@@ -61,7 +62,7 @@ function serviceOps(repo: WorkflowRepository): Ops {
   const owner = alice.user.id
   return {
     create: (name) => service.create(owner, { name }),
-    get: (id) => service.get(owner, id).catch(() => null),
+    get: (id) => (shared ? service.getShared(owner, id) : service.get(owner, id)).catch(() => null),
     listed: async (id) => ((await service.list(owner, { limit: 100 })).items.find((w) => w.id === id) as Record<string, any> | undefined) ?? null,
     save: async (id, image) => { await service.save(owner, id, { nodes: [node('web', image)], edges: [] }) },
     update: async (id, name) => { await service.update(owner, id, { name }) },
@@ -115,7 +116,41 @@ async function noStaleReadAfterAnyWrite(t: Test, ops: Ops) {
 
 t.test('no stale read after any write path, over HTTP with the app\'s cache', (t) => noStaleReadAfterAnyWrite(t, httpOps))
 t.test('no stale read after any write path, through a cached repository', (t) => noStaleReadAfterAnyWrite(t, serviceOps(new WorkflowRepository(app.db, undefined, { cache: { maxEntries: 10 } }))))
+t.test('no stale read after any write path, through a cached repository read by getShared', (t) => noStaleReadAfterAnyWrite(t, serviceOps(new WorkflowRepository(app.db, undefined, { cache: { maxEntries: 10 } }), { shared: true })))
 t.test('no stale read after any write path, through an uncached repository', (t) => noStaleReadAfterAnyWrite(t, serviceOps(new WorkflowRepository(app.db))))
+t.test('no stale read after any write path, through an uncached repository read by getShared', (t) => noStaleReadAfterAnyWrite(t, serviceOps(new WorkflowRepository(app.db), { shared: true })))
+
+t.test('a shared read is the cached snapshot itself: deep-frozen, one object for every hit until a write', async (t) => {
+  const repo = new WorkflowRepository(app.db, undefined, { cache: { maxEntries: 10 } })
+  const { id } = await httpOps.create('shared')
+  await httpOps.save(id, 'nginx:1')
+  const first = (await repo.getShared(alice.user.id, id))!
+  t.equal(await repo.getShared(alice.user.id, id), first, 'a hit is the same object (no copy)')
+  t.ok(Object.isFrozen(first) && Object.isFrozen(first.nodes) && Object.isFrozen(first.nodes[0]) && Object.isFrozen(first.nodes[0].data), 'frozen all the way down')
+  t.throws(() => { (first as { name: string }).name = 'mutated' }, TypeError, 'changing it throws (modules are strict)')
+  t.throws(() => { first.nodes.push(node('extra', 'x')) }, TypeError)
+  t.throws(() => { (first.nodes[0].data as Record<string, unknown>).image = 'mutated' }, TypeError)
+  const copy = (await repo.get(alice.user.id, id))!
+  t.not(copy, first, 'get hands out a copy of the same entry')
+  t.same(copy, first)
+  copy.nodes[0].data = { image: 'mine' }
+  t.equal((first.nodes[0].data as { image: string }).image, 'nginx:1', 'which its caller may change without touching the entry')
+  t.equal(await repo.getShared(bob.user.id, id), null, 'another owner gets nothing, cached or not')
+  await repo.update(alice.user.id, id, { name: 'written' })
+  const after = (await repo.getShared(alice.user.id, id))!
+  t.not(after, first, 'a write drops the snapshot')
+  t.equal(after.name, 'written')
+  t.equal(first.name, 'shared', 'a reader still holding the old snapshot keeps what it read')
+  t.equal(await repo.getShared(alice.user.id, 'not-an-id'), null)
+})
+
+t.test('without the cache a shared read is a private value read from the database', async (t) => {
+  const repo = new WorkflowRepository(app.db)
+  const { id } = await httpOps.create('uncached shared')
+  const a = (await repo.getShared(alice.user.id, id))!
+  t.not(await repo.getShared(alice.user.id, id), a)
+  t.notOk(Object.isFrozen(a))
+})
 
 t.test('with the embedded database the app serves reads by id from its cache', async (t) => {
   const { id } = await httpOps.create('cached')
@@ -213,6 +248,9 @@ t.test('a node status written by the watchers is read back at once, and leaves l
   await workflowsColl.updateOne({ _id: id as never }, { $set: { name: 'behind its back' } })
   t.ok(await repo.setNodeStatus(alice.user.id, id, 'web', { state: 'running', message: 'ready' }))
   t.same((await repo.get(alice.user.id, id))!.nodes[0].data?._status, { state: 'running', message: 'ready' }, 'the read by id sees the status')
+  t.same((await repo.getShared(alice.user.id, id))!.nodes[0].data?._status, { state: 'running', message: 'ready' }, 'and so does a shared read')
+  t.ok(await repo.setNodeStatus(alice.user.id, id, 'web', { state: 'failed', message: 'crash' }))
+  t.same((await repo.getShared(alice.user.id, id))!.nodes[0].data?._status, { state: 'failed', message: 'crash' }, 'a cached snapshot is dropped by the next status too')
   t.same((await page()).items.find((w) => w.id === id), before.items.find((w) => w.id === id), 'the page is still the cached one (the name changed behind its back is not in it)')
 })
 
