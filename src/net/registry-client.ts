@@ -137,11 +137,11 @@ const basic = (c: RegistryCredentials) => `Basic ${Buffer.from(`${c.username}:${
  * One GET, following redirects by hand: each hop is checked against the policy, and the Authorization
  * header goes only to the origin it was meant for.
  */
-async function get(url: URL, headers: Record<string, string>, opts: Required<Pick<HandshakeOptions, 'policy' | 'fetch'>> & { signal: AbortSignal; what: string }): Promise<Response> {
+async function get(url: URL, headers: Record<string, string>, opts: Required<Pick<HandshakeOptions, 'policy' | 'fetch'>> & { signal: AbortSignal; what: string; method?: 'GET' | 'HEAD' }): Promise<Response> {
   let current = url
   let sendHeaders = headers
   for (let hop = 0; ; hop++) {
-    const res = await opts.fetch(current, { method: 'GET', headers: { accept: 'application/json', ...sendHeaders }, redirect: 'manual', signal: opts.signal })
+    const res = await opts.fetch(current, { method: opts.method ?? 'GET', headers: { accept: 'application/json', ...sendHeaders }, redirect: 'manual', signal: opts.signal })
     const location = res.status >= 300 && res.status < 400 ? res.headers.get('location') : null
     if (!location) return res
     await res.body?.cancel()
@@ -265,6 +265,63 @@ export async function checkRegistry(baseUrl: string, creds: RegistryCredentials 
     if (second.status === 200) return { ok: true, message: `connected${who} (${how})` }
     if (second.status === 401 && bearer) return { ok: false, message: 'registry refused the token its token service issued (401)' }
     return { ok: false, message: `registry ${statusWords(second.status)}` }
+  } catch (err) {
+    return { ok: false, message: describeRegistryError(err, 'registry', timeoutMs) }
+  }
+}
+
+// Confirming a pushed image
+
+/** Every manifest media type a build may push: asked for explicitly, or a registry may answer 404 for them. */
+const MANIFEST_ACCEPT = [
+  'application/vnd.oci.image.manifest.v1+json',
+  'application/vnd.oci.image.index.v1+json',
+  'application/vnd.docker.distribution.manifest.v2+json',
+  'application/vnd.docker.distribution.manifest.list.v2+json',
+].join(', ')
+
+export type ManifestCheck = { ok: true; digest: string } | { ok: false; message: string }
+
+/**
+ * `HEAD /v2/<repository>/manifests/<reference>` with the stored login (answering the registry's Basic or
+ * Bearer challenge, pull scope), so a build is called completed only once its registry serves the image.
+ * The digest is the registry's `Docker-Content-Digest`; a registry that omits it is asked by digest instead
+ * (`expected`), which it can only answer 200 when it holds exactly those bytes. Never throws.
+ */
+export async function confirmManifest(baseUrl: string, repository: string, reference: string, creds: RegistryCredentials | null, options: HandshakeOptions & { expected?: string }): Promise<ManifestCheck> {
+  const timeoutMs = options.timeoutMs ?? REGISTRY_TIMEOUT_MS
+  const opts = { policy: options.policy, fetch: options.fetch ?? fetch, timeoutMs, signal: AbortSignal.timeout(timeoutMs) }
+  try {
+    const root = (await options.policy.check(baseUrl, 'url')).toString().replace(/\/?$/, '/')
+    const manifestUrl = (ref: string) => new URL(`v2/${repository}/manifests/${encodeURIComponent(ref)}`, root)
+    let authorization: string | null = null
+    const head = async (ref: string): Promise<Response> => {
+      const res = await get(manifestUrl(ref), { accept: MANIFEST_ACCEPT, ...(authorization && { authorization }) }, { ...opts, what: 'registry', method: 'HEAD' })
+      await res.body?.cancel()
+      return res
+    }
+    let res = await head(reference)
+    if (res.status === 401 && !authorization) {
+      const challenges = parseChallenges(res.headers.get('www-authenticate'))
+      const bearer = challenges.find((c) => c.scheme === 'bearer')
+      if (bearer) {
+        const challenge = { ...bearer, params: { scope: `repository:${repository}:pull`, ...bearer.params } }
+        authorization = `Bearer ${await fetchToken(challenge, creds, opts)}`
+      } else if (challenges.some((c) => c.scheme === 'basic') && creds) {
+        authorization = basic(creds)
+      } else {
+        return { ok: false, message: 'the registry requires credentials to read the pushed image (401) and none that it accepts are stored' }
+      }
+      res = await head(reference)
+    }
+    if (res.status === 404) return { ok: false, message: `the registry does not have ${repository}:${reference} (404): the push did not arrive` }
+    if (res.status !== 200) return { ok: false, message: `the registry ${statusWords(res.status)} when asked for the pushed manifest` }
+    const digest = res.headers.get('docker-content-digest')
+    if (digest && /^sha256:[a-f0-9]{64}$/.test(digest)) return { ok: true, digest }
+    if (!options.expected) return { ok: false, message: 'the registry did not say which manifest digest it holds' }
+    const byDigest = await head(options.expected)
+    if (byDigest.status === 200) return { ok: true, digest: options.expected }
+    return { ok: false, message: `the registry does not hold the manifest ${options.expected} (${byDigest.status})` }
   } catch (err) {
     return { ok: false, message: describeRegistryError(err, 'registry', timeoutMs) }
   }

@@ -1,9 +1,10 @@
 // Global search: the caller's workflows, the clusters they reach, the (global) registries and the palette's
-// templates and the (global) plugins, and the caller's tracked resources (by name). The term is matched literally, case-insensitively, and each group is capped.
+// templates and the (global) plugins, the caller's tracked resources (by name) and image builds (by image name, tag or repository). The term is matched literally, case-insensitively, and each group is capped.
 import type { Collection, Db } from 'mongodb'
 import { BadRequest } from '../errors.ts'
 import { searchFilter } from '../repositories/pagination.ts'
 import { toWorkflow, type WorkflowDoc } from '../repositories/workflows.ts'
+import { BuildRepository } from '../repositories/builds.ts'
 import type { NodeTemplate } from './node-catalogue.ts'
 import type { ClusterRepository } from '../repositories/clusters.ts'
 import type { RegistryService } from './registry-service.ts'
@@ -12,6 +13,7 @@ import type { ResourceRepository } from '../repositories/resources.ts'
 export interface WorkflowHit { id: string; name: string; description: string; status: string; updated_at: string }
 export interface TemplateHit { id: string; name: string; display_name: string; category: string; description: string }
 export interface NamedHit { id: string; name: string }
+export interface BuildHit { id: string; name: string; status: string; image_ref: string | null; created_at: string }
 export interface ResourceHit { id: string; name: string; kind: string; namespace: string | null; cluster: string; status: string }
 export interface SearchResults {
   workflows: WorkflowHit[]
@@ -20,22 +22,25 @@ export interface SearchResults {
   plugins: NamedHit[]
   templates: TemplateHit[]
   registries: NamedHit[]
+  builds: BuildHit[]
 }
 
 export class SearchService {
   private readonly workflows: Collection<WorkflowDoc>
+  private readonly builds: BuildRepository
   constructor(
     db: Db, private readonly templates: () => NodeTemplate[], private readonly clusters: ClusterRepository, private readonly registries?: RegistryService,
     private readonly plugins?: { search(q: string, limit: number): Promise<NamedHit[]> },
     private readonly resources?: ResourceRepository,
   ) {
     this.workflows = db.collection<WorkflowDoc>('workflows')
+    this.builds = new BuildRepository(db)
   }
 
   async search(ownerId: string, q: string, limit: number): Promise<SearchResults> {
     // An empty term matches every document: refused, not answered with everything.
     if (!q.trim()) throw new BadRequest('q must contain a non-space character')
-    const [docs, clusters, registries, plugins, resources] = await Promise.all([
+    const [docs, clusters, registries, plugins, resources, builds] = await Promise.all([
       this.workflows.find({ owner_id: ownerId, ...searchFilter<WorkflowDoc>(q, ['name', 'description']) }).sort({ updated_at: -1, _id: -1 }).limit(limit).toArray(),
       this.clusters.search(ownerId, searchFilter(q, ['name', 'display_name', 'description']), limit),
       // Registries are global: every signed-in user may see them.
@@ -43,6 +48,7 @@ export class SearchService {
       // Plugins are global too.
       this.plugins?.search(q, limit) ?? [],
       this.resources?.search(ownerId, q, limit) ?? [],
+      this.builds.search(ownerId, q, limit),
     ])
     const needle = q.trim().toLowerCase()
     const templates = this.templates()
@@ -56,6 +62,7 @@ export class SearchService {
       plugins,
       templates,
       registries,
+      builds: builds.map((b) => ({ id: b.id, name: `${b.image_name}:${b.image_tag}`, status: b.status, image_ref: b.image_ref, created_at: b.created_at })),
     }
   }
 }
