@@ -52,7 +52,7 @@ function where(path: ReadonlyArray<string | number>): string {
 export function parseYaml(content: string, what: string): unknown {
   const bytes = Buffer.byteLength(content, 'utf8')
   if (bytes > MAX_COMPOSE_BYTES) throw new ImportTooLarge(`${what} is ${bytes} bytes; at most ${MAX_COMPOSE_BYTES} are accepted`)
-  const doc = parseDocument(content, { uniqueKeys: true, merge: true, prettyErrors: false, maxAliasCount: MAX_YAML_ALIASES } as Parameters<typeof parseDocument>[1])
+  const doc = parseDocument(content, { uniqueKeys: true, merge: true, prettyErrors: true, maxAliasCount: MAX_YAML_ALIASES } as Parameters<typeof parseDocument>[1])
   if (doc.errors.length > 0) {
     const e = doc.errors[0]
     const line = e.linePos?.[0]
