@@ -32,7 +32,7 @@ const RepoPath = Type.String({ maxLength: 1024, pattern: '^(?!/)(?!.*(^|/)\\.\\.
 
 export const AnalyzeBody = Type.Object({
   source: StringEnum(['compose', 'git']),
-  content: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_COMPOSE_BYTES, description: 'compose: the compose file (YAML)' })),
+  content: Type.Optional(Type.String({ minLength: 1, description: `compose: the compose file (YAML), at most ${MAX_COMPOSE_BYTES} bytes (413 otherwise)` })),
   url: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, description: 'git: https URL of the repository (http only when ALLOW_INSECURE_CLUSTERS)' })),
   branch: Type.Optional(Type.String({ minLength: 1, maxLength: 255, pattern: '^(?!-)(?!.*\\.\\.)[^\\s~^:?*\\[\\\\\\u0000-\\u001f]+$', description: 'git: branch (default: the repository\'s default branch)' })),
   path: Type.Optional(RepoPath),

@@ -75,6 +75,10 @@ const DEFAULT_USERNAME = 'x-access-token'
 const COMPOSE_FILE = /^(docker-)?compose(\.[\w.-]+)?\.ya?ml$/i
 const DOCKERFILE = /^(Dockerfile|Containerfile)(\.[\w.-]+)?$|\.dockerfile$/i
 const ENV_FILE = /^\.env(\.[\w.-]+)?$|\.env$/i
+/** A relative path as a compose file writes one (./app.env, config/nginx.conf, ../common.yml). */
+const PATH_WORD = /[\w.-]+(?:\/[\w.-]+)*/g
+/** Files read because a compose file names them, at most. */
+const MAX_REFERENCED_FILES = 200
 
 /** Whether a file can matter to an analysis: compose files, Dockerfiles, and env files they may name. */
 export function isFileOfInterest(path: string): boolean {
@@ -141,10 +145,9 @@ export async function fetchRepository(request: GitFetchRequest, options: GitFetc
 
 async function readFilesOfInterest(gitdir: string, commit: string, cache: object, limits: GitFetchLimits, log: (line: string) => void, checkStopped: () => void) {
   const { commit: c } = await git.readCommit({ fs: nodeFs, gitdir, oid: commit, cache })
-  const files = new Map<string, string>()
-  let count = 0
+  /** Every regular file of the commit: path → blob id. */
+  const blobs = new Map<string, string>()
   const pending: Array<{ oid: string; prefix: string }> = [{ oid: c.tree, prefix: '' }]
-  const wanted: Array<{ path: string; oid: string }> = []
   while (pending.length) {
     checkStopped()
     const { oid, prefix } = pending.pop()!
@@ -154,22 +157,37 @@ async function readFilesOfInterest(gitdir: string, commit: string, cache: object
       if (entry.type === 'tree') { pending.push({ oid: entry.oid, prefix: path }); continue }
       // Submodules (commits) are other repositories; they are not fetched.
       if (entry.type !== 'blob') continue
-      if (++count > limits.maxFiles) throw new GitFetchError('too-large', `the repository has more than ${limits.maxFiles} files, the import limit (IMPORT_GIT_MAX_FILES)`)
+      if (blobs.size >= limits.maxFiles) throw new GitFetchError('too-large', `the repository has more than ${limits.maxFiles} files, the import limit (IMPORT_GIT_MAX_FILES)`)
       // A symbolic link's blob is its target path, not a file's content.
-      if (entry.mode === '120000') continue
-      if (isFileOfInterest(path)) wanted.push({ path, oid: entry.oid })
+      if (entry.mode !== '120000') blobs.set(path, entry.oid)
     }
   }
-  wanted.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
-  for (const { path, oid } of wanted) {
+  const files = new Map<string, string>()
+  const read = async (path: string): Promise<string | undefined> => {
     checkStopped()
-    const { blob } = await git.readBlob({ fs: nodeFs, gitdir, oid, cache })
-    if (blob.byteLength > limits.maxFileBytes) { log(`skipped ${path}: ${formatBytes(blob.byteLength)} is over the ${formatBytes(limits.maxFileBytes)} per-file limit (IMPORT_GIT_MAX_FILE_BYTES)`); continue }
-    if (blob.includes(0)) { log(`skipped ${path}: not a text file`); continue }
-    files.set(path, Buffer.from(blob.buffer, blob.byteOffset, blob.byteLength).toString('utf8'))
+    const { blob } = await git.readBlob({ fs: nodeFs, gitdir, oid: blobs.get(path)!, cache })
+    if (blob.byteLength > limits.maxFileBytes) { log(`skipped ${path}: ${formatBytes(blob.byteLength)} is over the ${formatBytes(limits.maxFileBytes)} per-file limit (IMPORT_GIT_MAX_FILE_BYTES)`); return undefined }
+    if (blob.includes(0)) { log(`skipped ${path}: not a text file`); return undefined }
+    const text = Buffer.from(blob.buffer, blob.byteOffset, blob.byteLength).toString('utf8')
+    files.set(path, text)
+    return text
   }
-  log(`${count} files in the repository; read ${files.size} of interest${files.size ? `: ${[...files.keys()].slice(0, 20).join(', ')}${files.size > 20 ? ', …' : ''}` : ''}`)
-  return { files, count }
+  for (const path of [...blobs.keys()].filter(isFileOfInterest).sort()) await read(path)
+  // Files a compose file names (env_file, configs and secrets file:, extends file:) can be called anything:
+  // every path-like word of a compose file that names a file of the commit, relative to the compose file, is read too.
+  const referenced = new Set<string>()
+  for (const [path, text] of files) {
+    if (!COMPOSE_FILE.test(posix.basename(path))) continue
+    const dir = posix.dirname(path)
+    for (const word of text.match(PATH_WORD) ?? []) {
+      const candidate = posix.normalize(posix.join(dir, word))
+      if (blobs.has(candidate) && !files.has(candidate)) referenced.add(candidate)
+      if (referenced.size >= MAX_REFERENCED_FILES) break
+    }
+  }
+  for (const path of [...referenced].sort()) await read(path)
+  log(`${blobs.size} files in the repository; read ${files.size}${files.size ? `: ${[...files.keys()].slice(0, 20).join(', ')}${files.size > 20 ? ', …' : ''}` : ''}`)
+  return { files, count: blobs.size }
 }
 
 /** isomorphic-git's errors, in our words (their text can quote a server's reply). */
