@@ -3,6 +3,7 @@ import type { Duplex } from 'node:stream'
 import { WebSocketServer, type WebSocket } from 'ws'
 import type { ObjectApi } from './api.ts'
 import type { Kubelet } from './controllers/kubelet.ts'
+import { containerEnv } from './container-env.ts'
 import type { Registry } from './registry.ts'
 import { parseTarget } from './rest.ts'
 import { ApiError, badRequest } from './status.ts'
@@ -70,32 +71,11 @@ export class ExecService {
 
   private state(pod: KObject, container: string): ShellState {
     const spec = ((pod.spec?.containers ?? []) as JsonObject[]).find((c) => c.name === container) ?? {}
-    const env: Record<string, string> = {
-      PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
-      HOSTNAME: pod.metadata.name!,
-      HOME: '/root',
-      KUBERNETES_SERVICE_HOST: '10.96.0.1', KUBERNETES_SERVICE_PORT: '443', KUBERNETES_SERVICE_PORT_HTTPS: '443',
-      KUBERNETES_PORT: 'tcp://10.96.0.1:443',
-    }
     const ns = pod.metadata.namespace!
     const cm = (name: string) => this.api.tryGet(this.registry.byGroupPlural('', 'configmaps')!, ns, name)
     const secret = (name: string) => this.api.tryGet(this.registry.byGroupPlural('', 'secrets')!, ns, name)
     const b64 = (s: string) => Buffer.from(s, 'base64').toString('utf8')
-    for (const src of (spec.envFrom ?? []) as JsonObject[]) {
-      const prefix = src.prefix ?? ''
-      if (src.configMapRef) for (const [k, v] of Object.entries((cm(src.configMapRef.name)?.data ?? {}) as Record<string, string>)) env[prefix + k] = v
-      if (src.secretRef) for (const [k, v] of Object.entries((secret(src.secretRef.name)?.data ?? {}) as Record<string, string>)) env[prefix + k] = b64(v)
-    }
-    for (const e of (spec.env ?? []) as JsonObject[]) {
-      if (e.value !== undefined) { env[e.name] = String(e.value).replace(/\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g, (m, n: string) => env[n] ?? m); continue }
-      const vf = e.valueFrom ?? {}
-      if (vf.configMapKeyRef) { const v = cm(vf.configMapKeyRef.name)?.data?.[vf.configMapKeyRef.key]; if (v !== undefined) env[e.name] = v } else if (vf.secretKeyRef) { const v = secret(vf.secretKeyRef.name)?.data?.[vf.secretKeyRef.key]; if (v !== undefined) env[e.name] = b64(v) } else if (vf.fieldRef) {
-        const fp: string = vf.fieldRef.fieldPath
-        const m = /^metadata\.(labels|annotations)\['(.+)'\]$/.exec(fp)
-        env[e.name] = m ? String((pod.metadata[m[1] as 'labels'] ?? {})[m[2]] ?? '')
-          : ({ 'metadata.name': pod.metadata.name, 'metadata.namespace': ns, 'metadata.uid': pod.metadata.uid, 'spec.nodeName': pod.spec?.nodeName, 'spec.serviceAccountName': pod.spec?.serviceAccountName, 'status.podIP': pod.status?.podIP, 'status.hostIP': pod.status?.hostIP } as Record<string, string | undefined>)[fp] ?? ''
-      }
-    }
+    const env = containerEnv({ configMap: cm, secret }, pod, spec)
     const files = new Map<string, string>([
       ['/etc/hostname', `${pod.metadata.name}\n`],
       ['/etc/hosts', `127.0.0.1\tlocalhost\n${pod.status?.podIP ?? '10.244.0.2'}\t${pod.metadata.name}\n`],

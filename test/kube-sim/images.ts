@@ -14,7 +14,7 @@ const conventions: [RegExp, ImageBehaviour][] = [
 ]
 
 /** Strips the tag/digest so `app:1.2` and `app` can be marked together. */
-function repository(image: string): string {
+export function repository(image: string): string {
   const at = image.indexOf('@')
   const noDigest = at >= 0 ? image.slice(0, at) : image
   const slash = noDigest.lastIndexOf('/')

@@ -36,11 +36,14 @@ import { RestHandler } from './rest.ts'
 import { SimServer } from './server.ts'
 import { Store } from './store.ts'
 import { WatchHub } from './watch.ts'
+import { ProcessRuntime } from './processes/pod-runner.ts'
+import type { BuildHold, BuildPhase } from './processes/failing-builds.ts'
 
 export type { Timing } from './controllers/manager.ts'
 export type { OidcOptions, UserInfo } from './auth.ts'
 export type { FailOptions } from './faults.ts'
 export type { ImageBehaviour } from './images.ts'
+export type { BuildHold, BuildPhase, HeldBuild } from './processes/failing-builds.ts'
 export { logLine, logsAnnotation } from './logs.ts'
 export { cpuAnnotation, memoryAnnotation } from './metrics.ts'
 export { utilizationAnnotation } from './controllers/hpa.ts'
@@ -60,6 +63,10 @@ export interface KubeSimOptions {
   watchHistory?: number
   /** Interval between BOOKMARK events on watches that allow them. Default 5000 ms. */
   bookmarkIntervalMs?: number
+  /** Containers of this image (a repository matches every tag) run the machine's `git`. Default `alpine/git`. */
+  gitImage?: string
+  /** Containers of this image run the simulated `buildctl-daemonless.sh build`. Default `moby/buildkit`. */
+  builderImage?: string
 }
 
 export type Identity = 'token' | 'cert' | 'serviceaccount'
@@ -105,6 +112,17 @@ export interface KubeSim {
     exitFailure(image: string): void
     clear(image: string): void
   }
+  /** Controls over image builds, by the image being built (`--output name=`; tag and registry host optional). */
+  failingBuilds: {
+    /** Builds of this image fail at the phase: a RUN step exits 2 (`build`) or the push fails (`push`). */
+    at(image: string, phase: 'build' | 'push'): void
+    /** Holds builds of this image on entering the phase until `release()`; `reached` resolves when one is held. */
+    hold(image: string, phase: BuildPhase): BuildHold
+    /** Every phase of this image's builds lasts at least `ms` longer. */
+    slow(image: string, ms: number): void
+    /** Forgets the marks of one image, or every mark and hold. */
+    clear(image?: string): void
+  }
   /** Number of watches currently open (handy to await a client's watch being established). */
   openWatches(): number
   /** HTTP requests received since start (WebSocket upgrades excluded). */
@@ -140,7 +158,12 @@ export async function startKubeSim(opts: KubeSimOptions = {}): Promise<KubeSim> 
     after: (c, key, ms) => manager.after(c, key, ms),
     enqueue: (c, key) => manager.enqueue(c, key),
   }
-  const kubelet = new Kubelet(ctx)
+  const processes = new ProcessRuntime(
+    { gitImage: opts.gitImage ?? 'alpine/git', builderImage: opts.builderImage ?? 'moby/buildkit' },
+    (ns) => ({ configMap: (n) => store.get('/configmaps', ns, n), secret: (n) => store.get('/secrets', ns, n) }),
+    timing,
+  )
+  const kubelet = new Kubelet(ctx, processes)
   for (const c of [
     kubelet, new ReplicaSetController(ctx), new DeploymentController(ctx), new StatefulSetController(ctx), new DaemonSetController(ctx),
     new JobController(ctx), new CronJobController(ctx), new VolumeController(ctx), new EndpointsController(ctx), new LoadBalancerController(ctx),
@@ -224,12 +247,20 @@ export async function startKubeSim(opts: KubeSimOptions = {}): Promise<KubeSim> 
       exitFailure: (i) => images.mark(i, 'exit-failure'),
       clear: (i) => images.unmark(i),
     },
+    failingBuilds: {
+      at: (i, phase) => processes.builds.at(i, phase),
+      hold: (i, phase) => processes.builds.hold(i, phase),
+      slow: (i, ms) => processes.builds.slow(i, ms),
+      clear: (i) => processes.builds.clear(i),
+    },
     openWatches: () => watches.count,
     requestCount: () => server.requests,
     async close() {
       if (closed) return
       closed = true
       manager.close()
+      processes.builds.clear()
+      await kubelet.close()
       await server.stop()
       exec.close()
       rmSync(tmp, { recursive: true, force: true })

@@ -9,6 +9,7 @@ import { timestampNano, type JsonObject, type KObject } from './util.ts'
 // Container logs are synthesised, deterministically: line i of a run is stamped
 // startedAt + i*logIntervalMs, so a test can predict exactly what `logs` returns. Lines come from
 // the pod annotation `kube-sim.io/logs` (one per line) first, then numbered heartbeat lines.
+// Containers that really run (git, the builder) have their actual output instead, followed live.
 
 export const logsAnnotation = 'kube-sim.io/logs'
 
@@ -38,6 +39,52 @@ export class LogService {
     return out
   }
 
+  /** Starts a 200 log response: the line filter (since/tail), the formatter (timestamps) and a writer honouring limitBytes. */
+  private open200(res: ServerResponse, q: URLSearchParams) {
+    const timestamps = boolParam(q, 'timestamps')
+    const tail = intParam(q, 'tailLines')
+    const limitBytes = intParam(q, 'limitBytes')
+    const sinceSeconds = intParam(q, 'sinceSeconds')
+    const sinceTime = q.get('sinceTime')
+    const cutoff = sinceSeconds !== undefined ? Date.now() - sinceSeconds * 1000 : sinceTime ? Date.parse(sinceTime) : -Infinity
+    const select = (lines: { ts: number; text: string }[]) => {
+      const all = lines.filter((l) => l.ts >= cutoff)
+      return tail !== undefined && tail >= 0 ? all.slice(Math.max(0, all.length - tail)) : all
+    }
+    const fmt = (l: { ts: number; text: string }) => `${timestamps ? `${timestampNano(l.ts)} ` : ''}${l.text}\n`
+    let left = limitBytes ?? Infinity
+    res.writeHead(200, { 'Content-Type': 'text/plain', ...commonHeaders(), 'Transfer-Encoding': 'chunked' })
+    res.flushHeaders()
+    const write = (s: string): boolean => {
+      if (left <= 0) return false
+      const b = Buffer.from(s)
+      const chunk = b.length > left ? b.subarray(0, left) : b
+      left -= chunk.length
+      res.write(chunk)
+      return left > 0
+    }
+    return { select, fmt, write, budgetLeft: () => left }
+  }
+
+  /** The log of a container that really ran: its output as written, followed until the process exits. */
+  private serveOutput(res: ServerResponse, pod: KObject, c: ContainerRuntime, q: URLSearchParams, previous: boolean): void {
+    if (previous) throw badRequest(`previous terminated container "${c.name}" in pod "${pod.metadata.name}" not found`)
+    const out = c.output!
+    const { select, fmt, write } = this.open200(res, q)
+    let sent = out.lines.length
+    for (const l of select(out.lines)) if (!write(fmt(l))) { res.end(); return }
+    if (!boolParam(q, 'follow') || out.ended) { res.end(); return }
+    let unsubscribe = () => {}
+    const stop = () => { unsubscribe(); this.open.delete(stop); if (!res.writableEnded) res.end() }
+    this.open.add(stop)
+    res.on('close', stop)
+    unsubscribe = out.subscribe(() => {
+      for (const l of out.lines.slice(sent)) if (!write(fmt(l))) { stop(); return }
+      sent = out.lines.length
+      if (out.ended) stop()
+    })
+  }
+
   async serve(_req: IncomingMessage, res: ServerResponse, t: Target, q: URLSearchParams): Promise<void> {
     const pod = this.api.get(t.rt, t.namespace, t.name!)
     const specContainers = (pod.spec?.containers ?? []) as JsonObject[]
@@ -47,7 +94,8 @@ export class LogService {
       if (names.length !== 1) throw badRequest(`a container name must be specified for pod ${pod.metadata.name}, choose one of: [${names.join(' ')}]`)
       name = names[0]
     }
-    if (!names.includes(name)) throw badRequest(`container ${name} is not valid for pod ${pod.metadata.name}`)
+    const initNames = ((pod.spec?.initContainers ?? []) as JsonObject[]).map((c) => c.name as string)
+    if (!names.includes(name) && !initNames.includes(name)) throw badRequest(`container ${name} is not valid for pod ${pod.metadata.name}`)
     const c = this.kubelet.container(pod.metadata.uid!, name)
     const previous = boolParam(q, 'previous')
     if (!c || c.stage === 'creating' || c.stage === 'pull-error' || c.stage === 'pull-backoff') {
@@ -55,6 +103,7 @@ export class LogService {
       const why = c && c.stage !== 'creating' ? 'trying and failing to pull image' : 'ContainerCreating'
       throw badRequest(`container "${name}" in pod "${pod.metadata.name}" is waiting to start: ${why}`)
     }
+    if (c.output) { this.serveOutput(res, pod, c, q, previous); return }
     let run: Run
     if (previous) {
       if (!c.lastTerminated || c.restarts === 0) throw badRequest(`previous terminated container "${name}" in pod "${pod.metadata.name}" not found`)
@@ -63,30 +112,11 @@ export class LogService {
     else run = { startedAt: c.startedAt!, finishedAt: c.finishedAt, exitCode: c.exitCode }
 
     const follow = boolParam(q, 'follow') && !previous
-    const timestamps = boolParam(q, 'timestamps')
-    const tail = intParam(q, 'tailLines')
-    const limitBytes = intParam(q, 'limitBytes')
-    const sinceSeconds = intParam(q, 'sinceSeconds')
-    const sinceTime = q.get('sinceTime')
-    const cutoff = sinceSeconds !== undefined ? Date.now() - sinceSeconds * 1000 : sinceTime ? Date.parse(sinceTime) : -Infinity
-
-    let all = this.lines(pod, c, run, Date.now()).filter((l) => l.ts >= cutoff)
-    if (tail !== undefined && tail >= 0) all = all.slice(Math.max(0, all.length - tail))
-    const fmt = (l: { ts: number; text: string }) => `${timestamps ? `${timestampNano(l.ts)} ` : ''}${l.text}\n`
-    let budgetLeft = limitBytes ?? Infinity
-    res.writeHead(200, { 'Content-Type': 'text/plain', ...commonHeaders(), 'Transfer-Encoding': 'chunked' })
-    res.flushHeaders()
-    const write = (s: string): boolean => {
-      if (budgetLeft <= 0) return false
-      const b = Buffer.from(s)
-      const chunk = b.length > budgetLeft ? b.subarray(0, budgetLeft) : b
-      budgetLeft -= chunk.length
-      res.write(chunk)
-      return budgetLeft > 0
-    }
+    const { select, fmt, write, budgetLeft } = this.open200(res, q)
+    const all = select(this.lines(pod, c, run, Date.now()))
     for (const l of all) if (!write(fmt(l))) break
     const produced = this.lines(pod, c, run, Date.now()).length
-    if (!follow || run.finishedAt !== undefined || budgetLeft <= 0) { res.end(); return }
+    if (!follow || run.finishedAt !== undefined || budgetLeft() <= 0) { res.end(); return }
 
     // Follow: emit each new line as its time comes, until the container stops or the client leaves.
     let sent = produced

@@ -24,7 +24,20 @@ function podStatus(p: KObject): { reason: string; ready: string; restarts: strin
   let restarts = 0
   let lastRestart: string | undefined
   let reason: string = p.status?.reason ?? p.status?.phase ?? 'Pending'
-  for (const c of cs) {
+  // As kubectl's printer: the first init container not yet done decides the status (Init:1/3, Init:Error).
+  let initializing = false
+  const inits = (p.status?.initContainerStatuses ?? []) as JsonObject[]
+  for (const [i, c] of inits.entries()) {
+    restarts += c.restartCount ?? 0
+    const term = c.state?.terminated
+    if (term && term.exitCode === 0) continue
+    if (term) reason = term.reason ? `Init:${term.reason}` : `Init:ExitCode:${term.exitCode}`
+    else if (c.state?.waiting?.reason && c.state.waiting.reason !== 'PodInitializing') reason = `Init:${c.state.waiting.reason}`
+    else reason = `Init:${i}/${(p.spec?.initContainers ?? []).length}`
+    initializing = true
+    break
+  }
+  for (const c of initializing ? [] : cs) {
     restarts += c.restartCount ?? 0
     const fin = c.lastState?.terminated?.finishedAt
     if (fin && (!lastRestart || fin > lastRestart)) lastRestart = fin
@@ -32,7 +45,7 @@ function podStatus(p: KObject): { reason: string; ready: string; restarts: strin
     else if (c.state?.terminated?.reason) reason = c.state.terminated.reason
     else if (c.state?.terminated) reason = `ExitCode:${c.state.terminated.exitCode}`
   }
-  if (p.status?.phase === 'Running' && cs.every((c) => c.state?.running)) reason = 'Running'
+  if (!initializing && p.status?.phase === 'Running' && cs.every((c) => c.state?.running)) reason = 'Running'
   if (p.metadata.deletionTimestamp) reason = 'Terminating'
   const rs = lastRestart && restarts ? `${restarts} (${age(lastRestart)} ago)` : String(restarts)
   return { reason, ready: `${ready}/${total}`, restarts: rs }

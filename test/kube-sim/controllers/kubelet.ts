@@ -1,12 +1,16 @@
 import type { ImageBehaviour } from '../images.ts'
+import type { ContainerOutput } from '../processes/output.ts'
+import type { PodRunner, ProcessRuntime } from '../processes/pod-runner.ts'
 import { ApiError } from '../status.ts'
 import type { StoreEvent } from '../store.ts'
 import { fnv32, timestamp, type JsonObject, type KObject } from '../util.ts'
 import { keyOf, splitKey, type Controller, type ControllerContext } from './manager.ts'
 
 // The scheduler and every node's kubelet in one controller. It binds pods to nodes and walks each
-// container through a scripted lifecycle chosen by its image (see images.ts). No process runs: the
-// state here is what logs and exec read to stay consistent with what `get pod` shows.
+// container through a scripted lifecycle chosen by its image (see images.ts): no process runs, and the
+// state here is what logs and exec read to stay consistent with what `get pod` shows. The exception is
+// a pod with a git or builder container (see processes/): its containers run for real, init containers
+// first, and their states and output come from those runs.
 
 type Stage = 'creating' | 'pull-error' | 'pull-backoff' | 'running' | 'crash-backoff' | 'terminated'
 
@@ -24,9 +28,16 @@ export interface ContainerRuntime {
   /** When the next scripted transition is due. */
   due: number
   lastTerminated?: { exitCode: number; startedAt: number; finishedAt: number }
+  /** What a container that really runs printed (its log); absent for scripted containers. */
+  output?: ContainerOutput
 }
 
-interface PodRuntime { uid: string; containers: ContainerRuntime[]; node: string; ip: string; startedAt: number; killing: boolean }
+interface PodRuntime {
+  uid: string; containers: ContainerRuntime[]; node: string; ip: string; startedAt: number; killing: boolean
+  /** Init containers that really run (pods with a runner only; others report init containers as done). */
+  initContainers: ContainerRuntime[]
+  runner?: PodRunner
+}
 
 export class Kubelet implements Controller {
   readonly name = 'kubelet'
@@ -34,7 +45,7 @@ export class Kubelet implements Controller {
   private readonly pods = new Map<string, PodRuntime>()
   private readonly ipCounters = new Map<string, number>()
 
-  constructor(private readonly ctx: ControllerContext) {
+  constructor(private readonly ctx: ControllerContext, private readonly processes?: ProcessRuntime) {
     const self = this
     this.triggers = {
       '/pods': (e: StoreEvent) => [keyOf(e.object)],
@@ -49,7 +60,14 @@ export class Kubelet implements Controller {
 
   /** Runtime view of a container, for logs and exec. */
   container(podUid: string, name: string): ContainerRuntime | undefined {
-    return this.pods.get(podUid)?.containers.find((c) => c.name === name)
+    const rtm = this.pods.get(podUid)
+    return rtm?.containers.find((c) => c.name === name) ?? rtm?.initContainers.find((c) => c.name === name)
+  }
+
+  /** Kills every process of the pods that run for real and removes their files. */
+  async close(): Promise<void> {
+    await Promise.all([...this.pods.values()].map((p) => p.runner?.dispose()))
+    await this.processes?.closeAll()
   }
 
   reconcile(key: string): void {
@@ -57,7 +75,7 @@ export class Kubelet implements Controller {
     const podsRt = this.ctx.rt('', 'pods')
     const pod = this.ctx.api.tryGet(podsRt, ns, name)
     const knownUid = this.byKey.get(key)
-    if (knownUid && knownUid !== pod?.metadata.uid) { this.pods.delete(knownUid); this.killAt.delete(knownUid); this.byKey.delete(key) }
+    if (knownUid && knownUid !== pod?.metadata.uid) { void this.pods.get(knownUid)?.runner?.dispose(); this.pods.delete(knownUid); this.killAt.delete(knownUid); this.byKey.delete(key) }
     if (!pod) return
     if (pod.metadata.deletionTimestamp) { this.terminate(pod); return }
     if (!pod.spec?.nodeName) { this.schedule(pod); return }
@@ -121,8 +139,29 @@ export class Kubelet implements Controller {
     const containers = ((pod.spec.containers ?? []) as JsonObject[]).map((c): ContainerRuntime => ({
       name: c.name, image: c.image, behaviour: this.ctx.images.behaviour(c.image), stage: 'creating', ready: false, restarts: 0, due: now + this.ctx.timing.podStartMs,
     }))
+    if (this.processes?.handles(pod)) return this.admitProcesses(pod, node, ip, now)
     for (const c of containers) this.ctx.events.record(pod, 'Normal', 'Pulling', `Pulling image "${c.image}"`, 'kubelet', { host: node, fieldPath: `spec.containers{${c.name}}` })
-    return { uid: pod.metadata.uid!, containers, node, ip, startedAt: now, killing: false }
+    return { uid: pod.metadata.uid!, containers, node, ip, startedAt: now, killing: false, initContainers: [] }
+  }
+
+  private admitProcesses(pod: KObject, node: string, ip: string, now: number): PodRuntime {
+    const make = (c: JsonObject): ContainerRuntime => ({ name: c.name, image: c.image, behaviour: this.ctx.images.behaviour(c.image), stage: 'creating', ready: false, restarts: 0, due: Infinity })
+    const rtm: PodRuntime = {
+      uid: pod.metadata.uid!, node, ip, startedAt: now, killing: false,
+      initContainers: ((pod.spec.initContainers ?? []) as JsonObject[]).map(make), containers: ((pod.spec.containers ?? []) as JsonObject[]).map(make),
+    }
+    const fieldPath = (c?: { name: string; init: boolean }) => (c ? { fieldPath: `spec.${c.init ? 'initContainers' : 'containers'}{${c.name}}` } : {})
+    for (const c of [...rtm.initContainers, ...rtm.containers]) this.ctx.events.record(pod, 'Normal', 'Pulling', `Pulling image "${c.image}"`, 'kubelet', { host: node, ...fieldPath({ name: c.name, init: rtm.initContainers.includes(c) }) })
+    rtm.runner = this.processes!.start(pod, rtm.initContainers, rtm.containers, {
+      // Written at once (never from inside a reconcile: runs advance on timers and process exits), so
+      // every state a container passes through — even a git init that takes milliseconds — is seen.
+      changed: () => {
+        const fresh = this.ctx.api.tryGet(this.ctx.rt('', 'pods'), pod.metadata.namespace, pod.metadata.name!)
+        if (fresh && fresh.metadata.uid === rtm.uid && this.pods.get(rtm.uid) === rtm) this.writeStatus(fresh, rtm)
+      },
+      event: (type, reason, message, c) => this.ctx.events.record(pod, type, reason, message, 'kubelet', { host: node, ...fieldPath(c) }),
+    }, (c) => (c.behaviour === 'exit-failure' || c.behaviour === 'crash-loop' ? 1 : 0))
+    return rtm
   }
 
   private restartPolicy(pod: KObject): string { return pod.spec?.restartPolicy ?? 'Always' }
@@ -243,6 +282,14 @@ export class Kubelet implements Controller {
     let phase = 'Pending'
     if (allDone) phase = cs.every((c) => c.exitCode === 0) ? 'Succeeded' : 'Failed'
     else if (ran) phase = 'Running'
+    // Real init containers: the pod stays Pending until they all succeed, and fails with the first that
+    // does not (restart policy Never — the only one a build pod uses).
+    const inits = rtm.initContainers
+    const initsDone = inits.every((c) => c.stage === 'terminated' && c.exitCode === 0)
+    const initFailed = inits.some((c) => c.stage === 'terminated' && c.exitCode !== 0)
+    if (initFailed) phase = 'Failed'
+    else if (!initsDone) phase = 'Pending'
+    const incomplete = inits.filter((c) => !(c.stage === 'terminated' && c.exitCode === 0)).map((c) => c.name)
     const prev = (pod.status?.conditions ?? []) as JsonObject[]
     const cond = (type: string, ok: boolean, reason?: string, message?: string): JsonObject => {
       const status = ok ? 'True' : 'False'
@@ -254,13 +301,13 @@ export class Kubelet implements Controller {
     }
     const notReady = cs.filter((c) => !c.ready).map((c) => c.name)
     const msg = `containers with unready status: [${notReady.join(' ')}]`
-    const created = cs.some((c) => c.stage !== 'creating')
+    const created = [...inits, ...cs].some((c) => c.stage !== 'creating')
     const status: JsonObject = {
       ...(pod.status ?? {}),
       phase,
       conditions: [
-        cond('PodReadyToStartContainers', created && !allDone),
-        cond('Initialized', true),
+        cond('PodReadyToStartContainers', created && !allDone && !initFailed),
+        cond('Initialized', initsDone, 'ContainersNotInitialized', `containers with incomplete status: [${incomplete.join(' ')}]`),
         cond('Ready', allReady, 'ContainersNotReady', msg),
         cond('ContainersReady', allReady, 'ContainersNotReady', msg),
         cond('PodScheduled', true),
@@ -268,9 +315,16 @@ export class Kubelet implements Controller {
       hostIP: this.nodeIp(rtm.node), hostIPs: [{ ip: this.nodeIp(rtm.node) }],
       podIP: rtm.ip, podIPs: [{ ip: rtm.ip }],
       startTime: pod.status?.startTime ?? timestamp(rtm.startedAt),
-      containerStatuses: cs.map((c) => this.containerStatus(c, pod)),
+      containerStatuses: cs.map((c) => (c.stage === 'creating' && !initsDone ? { ...this.containerStatus(c, pod), state: { waiting: { reason: 'PodInitializing' } } } : this.containerStatus(c, pod))),
     }
-    if ((pod.spec?.initContainers ?? []).length) {
+    if (rtm.runner) {
+      if (inits.length) {
+        status.initContainerStatuses = inits.map((c) => {
+          const s = this.containerStatus(c, pod)
+          return { ...s, ready: c.stage === 'terminated' && c.exitCode === 0, ...(c.stage === 'creating' ? { state: { waiting: { reason: 'PodInitializing' } } } : {}) }
+        })
+      }
+    } else if ((pod.spec?.initContainers ?? []).length) {
       status.initContainerStatuses = (pod.spec.initContainers as JsonObject[]).map((c) => ({
         name: c.name, image: c.image, imageID: '', ready: true, restartCount: 0, started: false,
         state: { terminated: { exitCode: 0, reason: 'Completed', startedAt: timestamp(rtm.startedAt), finishedAt: timestamp(rtm.startedAt) } }, lastState: {},
@@ -297,8 +351,10 @@ export class Kubelet implements Controller {
     let at = this.killAt.get(uid)
     if (at === undefined) {
       const rtm = this.pods.get(uid)
-      for (const c of rtm?.containers ?? []) {
-        if (c.stage === 'running') this.ctx.events.record(pod, 'Normal', 'Killing', `Stopping container ${c.name}`, 'kubelet', { host: rtm!.node, fieldPath: `spec.containers{${c.name}}` })
+      rtm?.runner?.kill()
+      for (const c of [...(rtm?.initContainers ?? []), ...(rtm?.containers ?? [])]) {
+        const kind = rtm!.initContainers.includes(c) ? 'initContainers' : 'containers'
+        if (c.stage === 'running') this.ctx.events.record(pod, 'Normal', 'Killing', `Stopping container ${c.name}`, 'kubelet', { host: rtm!.node, fieldPath: `spec.${kind}{${c.name}}` })
       }
       // The grace period is honoured only up to the simulated termination time, so tests stay fast.
       at = Date.now() + Math.min((pod.metadata.deletionGracePeriodSeconds ?? 0) * 1000, this.ctx.timing.podTerminateMs)
@@ -307,6 +363,7 @@ export class Kubelet implements Controller {
     const wait = at - Date.now()
     if (wait > 0) { this.ctx.after(this, keyOf(pod), wait); return }
     this.killAt.delete(uid)
+    void this.pods.get(uid)?.runner?.dispose()
     this.pods.delete(uid)
     try {
       this.ctx.api.delete(this.ctx.rt('', 'pods'), pod.metadata.namespace, pod.metadata.name!, { gracePeriodSeconds: 0, preconditions: { uid } })
