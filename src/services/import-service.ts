@@ -10,7 +10,7 @@
 // lives in this module's memory for the one fetch, and every log line passes a redactor holding it).
 import { BadRequest, Conflict, NotFound, Unavailable, AppError } from '../errors.ts'
 import { newId } from '../repositories/ids.ts'
-import { TERMINAL_STATUSES, type ImportSession, type ImportSessionDoc, type ImportSessionRepository, type ImportStatus } from '../repositories/import-sessions.ts'
+import { TERMINAL_STATUSES, type ImportSession, type ImportSessionDoc, type ImportSessionRepository, type ImportStatus, type ImportProgress } from '../repositories/import-sessions.ts'
 import type { Workflow } from '../repositories/workflows.ts'
 import type { OutboundPolicy } from '../net/outbound-policy.ts'
 import type { WorkflowService } from './workflow-service.ts'
@@ -57,6 +57,9 @@ export interface ImportServiceDeps {
 export interface StartedImport { session: ImportSession; done: Promise<ImportSession> }
 
 export const importKey = (id: string): string => `import:${id}`
+
+/** The transfer phases isomorphic-git reports, as spans of the session's progress (the rest are quick). */
+const FETCH_PHASES: Record<string, [number, number]> = { 'Receiving objects': [5, 50], 'Resolving deltas': [50, 60] }
 
 const INTERRUPTED = 'interrupted: the service stopped before this import finished; analyze again'
 /** New nodes of a merge start this far right of the existing graph. */
@@ -165,18 +168,19 @@ export class ImportService {
     const redact: Redact = redactor(request.token ? [request.token] : [])
     const log = new RunLog(redact)
     const key = importKey(id)
-    const saver = this.logSaver(id, log)
+    const state = { status: session.status as ImportStatus, progress: 0, message: session.message }
+    const saver = this.progressSaver(id, () => ({ ...state, logs: log.lines() }))
     const addLog = (line: string) => {
       log.add(line)
       const lines = log.lines()
       this.deps.publish(key, 'log', { line: lines[lines.length - 1] })
       saver.touch()
     }
-    let last = { status: session.status as ImportStatus, progress: 0 }
-    const step = async (status: ImportStatus, progress: number, message: string) => {
-      last = { status, progress }
-      await this.deps.sessions.progress(id, { status, progress, message, logs: log.lines() })
+    // Published at once, in call order; the database follows (one write at a time, the newest state last).
+    const step = (status: ImportStatus, progress: number, message: string) => {
+      Object.assign(state, { status, progress, message })
       this.deps.publish(key, 'progress', { status, progress, message })
+      saver.touch()
     }
 
     let analysis: Analysis | null = null
@@ -185,22 +189,26 @@ export class ImportService {
     try {
       const options: ImportOptions = { env: request.env, env_file: request.env_file, profiles: request.profiles, ingress: request.ingress }
       if (request.source === 'compose') {
-        await step('analyzing', 50, 'analyzing the compose file')
+        step('analyzing', 50, 'analyzing the compose file')
+        await saver.flush()
         addLog(`analyzing ${request.filename ?? 'the compose file'} (${Buffer.byteLength(request.content!)} bytes)`)
         analysis = analyzeCompose(request.content!, strip(options))
       } else {
-        await step('cloning', 5, 'fetching the repository')
+        step('cloning', 5, 'fetching the repository')
+        await saver.flush()
         const fetched = await (this.deps.fetch ?? fetchRepository)({ url: session.url!, branch: request.branch, token: request.token, username: request.username }, {
           policy: this.deps.policy, limits: this.deps.gitLimits, onLog: addLog,
-          onProgress: (_phase, fraction) => {
-            if (fraction === null) return
-            // 5..60 while fetching; an event per 5 points, not per packet.
-            const progress = 5 + Math.floor(fraction * 11) * 5
-            if (progress > last.progress) void step('cloning', progress, 'fetching the repository').catch(() => undefined)
+          onProgress: (phase, fraction) => {
+            const span = FETCH_PHASES[phase]
+            if (!span || fraction === null) return
+            // An event per 5 points, not per packet.
+            const progress = Math.floor((span[0] + fraction * (span[1] - span[0])) / 5) * 5
+            if (progress > state.progress) step('cloning', progress, `fetching the repository: ${phase.toLowerCase()}`)
           },
         })
         extra = { commit: fetched.commit, ...(fetched.branch && { branch: fetched.branch }) }
-        await step('analyzing', 70, `analyzing ${fetched.files.size} files of commit ${fetched.commit.slice(0, 12)}`)
+        step('analyzing', 70, `analyzing ${fetched.files.size} files of commit ${fetched.commit.slice(0, 12)}`)
+        await saver.flush()
         analysis = analyzeFileTree(fetched.files, { ...strip(options), repo_url: session.url!, branch: fetched.branch ?? request.branch, path: request.path })
       }
       addLog(`found ${analysis.services.length} services: ${analysis.nodes.length} nodes, ${analysis.edges.length} edges, ${analysis.warnings.length} warnings, ${analysis.errors.length} errors`)
@@ -212,7 +220,7 @@ export class ImportService {
     await saver.flush()
     const finished = await this.deps.sessions.finish(id, analysis
       ? { status: 'completed', progress: 100, message: 'analysis complete', error: null, analysis, logs: log.lines(), ...extra }
-      : { status: 'failed', progress: last.progress, message: 'failed', error, analysis: null, logs: log.lines(), ...extra })
+      : { status: 'failed', progress: state.progress, message: 'failed', error, analysis: null, logs: log.lines(), ...extra })
     // Marked interrupted meanwhile (a shutdown gave up on it): that record stands.
     if (!finished) return (await this.deps.sessions.get(ownerId, id)) ?? { ...session, status: 'failed', error: INTERRUPTED }
     if (finished.status === 'completed') this.deps.publish(key, 'complete', { analysis: finished.analysis })
@@ -220,13 +228,13 @@ export class ImportService {
     return finished
   }
 
-  /** Writes the log of a session still going, one write at a time, the newest state last. */
-  private logSaver(id: string, log: RunLog) {
+  /** Writes the progress of a session still going, one write at a time, the newest state last. */
+  private progressSaver(id: string, current: () => ImportProgress) {
     let writing: Promise<void> | null = null
     let dirty = false
     const write = (): Promise<void> => {
       dirty = false
-      writing = this.deps.sessions.progress(id, { logs: log.lines() }).then(() => undefined, () => undefined).then(() => {
+      writing = this.deps.sessions.progress(id, current()).then(() => undefined, () => undefined).then(() => {
         writing = null
         if (dirty) return write()
       })
