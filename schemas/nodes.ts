@@ -34,7 +34,8 @@ const VolumeMount = Type.Object({
   subPath: Type.Optional(Type.String({ minLength: 1, maxLength: 253, description: 'mount only this key (file) of the volume, e.g. one secret at /run/secrets/<name>' })),
 })
 const Seconds = (title: string) => Type.Optional(Type.Integer({ title, minimum: 0, maximum: 86_400 }))
-const Probe = Type.Object({
+/** A container probe. Not yet a field of the workload types: it joins them once the renderer writes it (every field must reach the manifests). */
+export const Probe = Type.Object({
   exec: Type.Optional(Type.Object({ command: Type.Array(Type.String(), { minItems: 1 }) })),
   httpGet: Type.Optional(Type.Object({ path: Type.Optional(Type.String()), port: Type.Union([Type.Integer({ minimum: 1, maximum: 65535 }), Type.String({ minLength: 1, maxLength: 15 })]) })),
   tcpSocket: Type.Optional(Type.Object({ port: Type.Union([Type.Integer({ minimum: 1, maximum: 65535 }), Type.String({ minLength: 1, maxLength: 15 })]) })),
@@ -42,8 +43,9 @@ const Probe = Type.Object({
   timeoutSeconds: Type.Optional(Type.Integer({ title: 'Timeout (s)', minimum: 1, maximum: 86_400 })),
   failureThreshold: Type.Optional(Type.Integer({ title: 'Failure threshold', minimum: 1, maximum: 1000 })),
 }, { title: 'Probe', description: 'a Kubernetes probe: one of exec, httpGet or tcpSocket, and its timing' })
-// What an import leaves for the builds issue: the image does not exist yet and is built from this source.
-const BuildSource = Type.Object({
+// What an import leaves for the builds issue (data.needsBuild, data.build): the image does not exist yet and is
+// built from this source. Canvas-only keys, never rendered, so they are not fields of the node types' schemas.
+export const BuildSource = Type.Object({
   context: Type.String({ title: 'Build context', description: 'directory of the repository to build, relative to its root', minLength: 1, maxLength: 1024 }),
   dockerfile: Type.Optional(Type.String({ title: 'Dockerfile', description: 'path of the Dockerfile, relative to the context', maxLength: 1024 })),
   target: Type.Optional(Type.String({ title: 'Target stage', maxLength: 256 })),
@@ -60,10 +62,6 @@ const container = {
   resources: Type.Optional(Resources),
   volumeMounts: Type.Optional(Type.Array(VolumeMount, { title: 'Volume mounts', description: 'where volumes are mounted' })),
   imagePullPolicy: Type.Optional(Enum(['Always', 'IfNotPresent', 'Never'], { title: 'Image pull policy' })),
-  readinessProbe: Type.Optional(Probe),
-  livenessProbe: Type.Optional(Probe),
-  needsBuild: Type.Optional(Type.Boolean({ title: 'Needs build', description: 'the image is a placeholder until a build (data.build) produces it' })),
-  build: Type.Optional(BuildSource),
 }
 const Replicas = Type.Integer({ title: 'Replicas', description: 'number of pods', minimum: 0, maximum: 1000, default: 1 })
 

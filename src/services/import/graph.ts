@@ -6,6 +6,7 @@ export interface ImportNode {
   type: string
   position: { x: number; y: number }
   data: Record<string, unknown>
+  [key: string]: unknown
 }
 
 export interface ImportEdge {
@@ -16,6 +17,7 @@ export interface ImportEdge {
   targetHandle?: string
   /** Why the edge exists: what the renderer wires, or `depends_on` (start-up order only). */
   data?: { relation: 'depends_on'; condition: string } | { relation: 'wiring' }
+  [key: string]: unknown
 }
 
 

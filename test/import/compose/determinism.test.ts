@@ -2,7 +2,7 @@
 // the layout flows one way and never overlaps; interpolation obeys the specification for any value.
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import fc from 'fast-check'
 import { parseDocument } from 'yaml'
 import { analyzeCompose, layoutGraph, type Analysis } from '../../../src/services/import/index.ts'
@@ -20,7 +20,7 @@ function reordered(content: string): string {
   return doc.toString()
 }
 
-function checkLayout(t: Tap.Test, a: Analysis): void {
+function checkLayout(t: Test, a: Analysis): void {
   const pos = new Map(a.nodes.map((n) => [n.id, n.position]))
   for (const e of a.edges) t.ok(pos.get(e.source)!.x < pos.get(e.target)!.x, `${e.id} flows left to right`)
   const boxes = a.nodes.map((n) => n.position)

@@ -2,11 +2,11 @@
 // generated node valid and rendered without error by the real renderer, and no secret value anywhere.
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { Value } from 'typebox/value'
 import { analyzeCompose, analyzeFileTree, ImportError, MAX_COMPOSE_BYTES, type Analysis } from '../../../src/services/import/index.ts'
 import { renderWorkflow } from '../../../src/manifests/index.ts'
-import { NodeDataSchemas, type NodeType } from '../../../schemas/nodes.ts'
+import { BuildSource, NodeDataSchemas, Probe, type NodeType } from '../../../schemas/nodes.ts'
 import { AnalysisSchema } from '../../../schemas/import-analysis.ts'
 
 const dir = join(import.meta.dirname, '..', 'fixtures')
@@ -22,9 +22,13 @@ function analyze(name: string, extra: Parameters<typeof analyzeCompose>[1] = {})
   return analyzeCompose(read(name), { env: SECRETS, files, ...extra })
 }
 
-async function rendersCleanly(t: Tap.Test, a: Analysis): Promise<void> {
+async function rendersCleanly(t: Test, a: Analysis): Promise<void> {
   t.ok(Value.Check(AnalysisSchema, a), 'the analysis matches its schema')
-  for (const n of a.nodes) t.ok(Value.Check(NodeDataSchemas[n.type as NodeType], n.data), `${n.id} data is valid`)
+  for (const n of a.nodes) {
+    t.ok(Value.Check(NodeDataSchemas[n.type as NodeType], n.data), `${n.id} data is valid`)
+    if (n.data.readinessProbe !== undefined) t.ok(Value.Check(Probe, n.data.readinessProbe), `${n.id} probe is valid`)
+    if (n.data.build !== undefined) t.ok(Value.Check(BuildSource, n.data.build) && typeof n.data.needsBuild === 'boolean', `${n.id} build source is valid`)
+  }
   const r = await renderWorkflow({ nodes: a.nodes, edges: a.edges }, { workflowId: 'wf-import', plugins: () => null, revealSecrets: false })
   t.same(r.diagnostics.filter((d) => d.severity === 'error'), [], 'renders without errors')
   // The only render warnings are the start-up order edges, which the renderer does not wire.
