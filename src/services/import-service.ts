@@ -101,6 +101,15 @@ export class ImportService {
     return session
   }
 
+  /** Streams are news, the database is the record: a hub that is not there yet (start-up) or any more (shutdown) loses nothing. */
+  private publish(key: string, type: string, data: unknown): void {
+    try {
+      this.deps.publish(key, type, data)
+    } catch (err) {
+      this.deps.log.warn({ stream: key, err: { message: String((err as Error)?.message) } }, 'an import event could not be published')
+    }
+  }
+
   /** Whether the session has ended (its stream sends the terminal event and ends). */
   static isFinished(session: ImportSession): boolean {
     return TERMINAL_STATUSES.has(session.status)
@@ -173,13 +182,13 @@ export class ImportService {
     const addLog = (line: string) => {
       log.add(line)
       const lines = log.lines()
-      this.deps.publish(key, 'log', { line: lines[lines.length - 1] })
+      this.publish(key, 'log', { line: lines[lines.length - 1] })
       saver.touch()
     }
     // Published at once, in call order; the database follows (one write at a time, the newest state last).
     const step = (status: ImportStatus, progress: number, message: string) => {
       Object.assign(state, { status, progress, message })
-      this.deps.publish(key, 'progress', { status, progress, message })
+      this.publish(key, 'progress', { status, progress, message })
       saver.touch()
     }
 
@@ -223,8 +232,8 @@ export class ImportService {
       : { status: 'failed', progress: state.progress, message: 'failed', error, analysis: null, logs: log.lines(), ...extra })
     // Marked interrupted meanwhile (a shutdown gave up on it): that record stands.
     if (!finished) return (await this.deps.sessions.get(ownerId, id)) ?? { ...session, status: 'failed', error: INTERRUPTED }
-    if (finished.status === 'completed') this.deps.publish(key, 'complete', { analysis: finished.analysis })
-    else this.deps.publish(key, 'failed', { error: finished.error ?? 'failed' })
+    if (finished.status === 'completed') this.publish(key, 'complete', { analysis: finished.analysis })
+    else this.publish(key, 'failed', { error: finished.error ?? 'failed' })
     return finished
   }
 
@@ -271,7 +280,7 @@ export class ImportService {
       status: 'failed', progress: doc.progress, message: 'failed', error, analysis: null, logs: [...(doc.logs ?? []), `${new Date().toISOString()} failed: ${error}`],
     })
     if (!finished) return
-    this.deps.publish(importKey(doc._id), 'failed', { error })
+    this.publish(importKey(doc._id), 'failed', { error })
     this.deps.log.warn({ import_id: doc._id }, `import ${doc._id} was ${doc.status} when the service stopped: marked failed (interrupted)`)
   }
 

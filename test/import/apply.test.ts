@@ -128,7 +128,7 @@ t.test('mergeGraphs: names cut to 63 characters keep their suffix; positions and
   const existing = { nodes: [{ id: 'n', type: 'deployment', position: { x: 100, y: 50 }, width: 300, data: { name: long } }], edges: [] }
   const incoming = { nodes: [{ id: 'n', type: 'deployment', position: { x: 0, y: 0 }, data: { name: long, image: 'x' }, extra: true }], edges: [] }
   const merged = mergeGraphs(existing, incoming)
-  const added = merged.nodes[1] as { id: string; data: { name: string }; position: { x: number; y: number }; extra?: boolean }
+  const added = merged.nodes[1] as unknown as { id: string; data: { name: string }; position: { x: number; y: number }; extra?: boolean }
   t.equal(added.id, 'n-2')
   t.equal(added.data.name, `${'a'.repeat(61)}-2`)
   t.equal(added.data.name.length, 63)
