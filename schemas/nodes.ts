@@ -34,7 +34,7 @@ const VolumeMount = Type.Object({
   subPath: Type.Optional(Type.String({ minLength: 1, maxLength: 253, description: 'mount only this key (file) of the volume, e.g. one secret at /run/secrets/<name>' })),
 })
 const Seconds = (title: string) => Type.Optional(Type.Integer({ title, minimum: 0, maximum: 86_400 }))
-/** A container probe. Not yet a field of the workload types: it joins them once the renderer writes it (every field must reach the manifests). */
+/** A container probe (an import writes a compose healthcheck as the readiness probe). */
 export const Probe = Type.Object({
   exec: Type.Optional(Type.Object({ command: Type.Array(Type.String(), { minItems: 1 }) })),
   httpGet: Type.Optional(Type.Object({ path: Type.Optional(Type.String()), port: Type.Union([Type.Integer({ minimum: 1, maximum: 65535 }), Type.String({ minLength: 1, maxLength: 15 })]) })),
@@ -62,6 +62,8 @@ const container = {
   resources: Type.Optional(Resources),
   volumeMounts: Type.Optional(Type.Array(VolumeMount, { title: 'Volume mounts', description: 'where volumes are mounted' })),
   imagePullPolicy: Type.Optional(Enum(['Always', 'IfNotPresent', 'Never'], { title: 'Image pull policy' })),
+  readinessProbe: Type.Optional(Probe),
+  livenessProbe: Type.Optional(Probe),
 }
 const Replicas = Type.Integer({ title: 'Replicas', description: 'number of pods', minimum: 0, maximum: 1000, default: 1 })
 

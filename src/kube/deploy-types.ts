@@ -41,6 +41,11 @@ export interface DeployOptions {
   onObject?: (result: AppliedObject) => void
   /** Human log lines (redacted). */
   log?: (line: string) => void
+  /**
+   * Called with the workloads of a dependency wave before the next wave is applied (compose depends_on);
+   * resolves once they are ready or the caller stops waiting. Absent (dry runs): waves are applied at once.
+   */
+  awaitReady?: (applied: AppliedObject[]) => Promise<void>
   requestTimeoutMs?: number
 }
 

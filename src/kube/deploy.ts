@@ -52,14 +52,19 @@ function conflictMessage(f: ApiFailure): string | null {
   return `conflict: ${shown ? `field${fields.length === 1 ? '' : 's'} ${shown} ${fields.length === 1 ? 'is' : 'are'}` : 'fields are'} managed by ${who}; run with force: true to take ${fields.length === 1 ? 'it' : 'them'} over`
 }
 
-/** Batches of consecutive objects of one rank; a rank never goes down, so the caller's order is kept. */
+/**
+ * Batches of consecutive objects of one rank and dependency wave; a rank never goes down, so the caller's
+ * order is kept.
+ */
 function batches(objects: RenderedObject[]): number[][] {
   const out: number[][] = []
   let rank = -1
-  objects.forEach(({ object }, i) => {
+  let wave = -1
+  objects.forEach(({ object, wave: w = 0 }, i) => {
     const r = Math.max(rank, builtInRank(object.kind))
-    if (r !== rank || out.length === 0) out.push([])
+    if (r !== rank || w !== wave || out.length === 0) out.push([])
     rank = r
+    wave = w
     out[out.length - 1].push(i)
   })
   return out
@@ -251,7 +256,13 @@ export async function deploy(kc: KubeConfig, objects: RenderedObject[], opts: De
       }
     }
 
-    for (const batch of batches(objects)) {
+    const all = batches(objects)
+    for (const [b, batch] of all.entries()) {
+      // Dependents (a later wave of the same rank) start once what they depend on is ready.
+      const previous = all[b - 1]
+      if (previous && opts.awaitReady && !fatal && (objects[batch[0]].wave ?? 0) > (objects[previous[0]].wave ?? 0)) {
+        await opts.awaitReady(previous.map((i) => results[i]).filter((r) => r.action !== 'failed' && r.action !== 'skipped'))
+      }
       if (!setsPrepared && batch.some((i) => plans[i].member)) await prepareSets()
       await Promise.all(batch.map((i) => (fatal ? applyOne(i) : schedule(() => applyOne(i)))))
       for (const i of batch) {

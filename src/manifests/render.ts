@@ -5,7 +5,7 @@ import { Namespace } from 'kubernetes-models/v1/Namespace'
 import { Value } from 'typebox/value'
 import { NodeDataSchemas } from '../../schemas/nodes.ts'
 import { isNodeType } from '../services/node-catalogue.ts'
-import { NodeReport, type Builder, type NodeView } from './build-context.ts'
+import { NodeReport, type Builder, type Link, type NodeView } from './build-context.ts'
 import { systemAnnotations, systemLabels } from './metadata.ts'
 import { builtInRank, CUSTOM_RESOURCE_RANK } from './order.ts'
 import { renderPluginNode } from './plugin-node.ts'
@@ -31,7 +31,34 @@ export const SYSTEM_NAMESPACES = new Set(['default', 'kube-system', 'kube-public
 
 export interface Graph { nodes: ManifestNode[]; edges: ManifestEdge[] }
 
-interface Placed { node_id: string; object: KubeObject; rank: number; order: number; seq: number }
+interface Placed { node_id: string; object: KubeObject; rank: number; depth: number; order: number; seq: number }
+
+/**
+ * How many workload-dependency edges lead to a node (its longest chain of dependencies), so a dependency is
+ * applied before what depends on it whatever the canvas order. A cycle is a warning and counts as no edge.
+ */
+function dependencyDepths(views: Map<string, NodeView>, links: Map<string, Link[]>, diagnostics: Diagnostic[]): Map<string, number> {
+  const depths = new Map<string, number>()
+  const visiting = new Set<string>()
+  const depth = (id: string): number => {
+    const known = depths.get(id)
+    if (known !== undefined) return known
+    if (visiting.has(id)) {
+      diagnostics.push({ node_id: id, severity: 'warning', message: 'its dependency edges form a cycle; the apply order among them is the canvas order' })
+      return 0
+    }
+    visiting.add(id)
+    let d = 0
+    for (const l of links.get(id) ?? []) {
+      if (l.rule === 'workload-dependency' && l.edge.target === id) d = Math.max(d, depth(l.peer.id) + 1)
+    }
+    visiting.delete(id)
+    depths.set(id, d)
+    return d
+  }
+  for (const id of views.keys()) depth(id)
+  return depths
+}
 
 function schemaMessage(err: unknown): string {
   // ajv's message names the path and the rule (".../containerPort must be integer"), never the value.
@@ -83,6 +110,7 @@ export async function renderWorkflow(graph: Graph, ctx: RenderContext): Promise<
   }
   const wiring = wire(views, edges)
   for (const w of wiring.warnings) diagnostics.push({ severity: 'warning', ...w })
+  const depths = dependencyDepths(views, wiring.links, diagnostics)
 
   const placed: Placed[] = []
   let seq = 0
@@ -105,7 +133,7 @@ export async function renderWorkflow(graph: Graph, ctx: RenderContext): Promise<
     for (const message of report.warnings) diagnostics.push({ node_id: node.id, severity: 'warning', message })
     if (report.errors.length > 0) continue
     for (const object of objects) {
-      placed.push({ node_id: node.id, object, rank: node.type === 'plugin' ? CUSTOM_RESOURCE_RANK : builtInRank(object.kind), order: node.order, seq: seq++ })
+      placed.push({ node_id: node.id, object, rank: node.type === 'plugin' ? CUSTOM_RESOURCE_RANK : builtInRank(object.kind), depth: depths.get(node.id) ?? 0, order: node.order, seq: seq++ })
     }
   }
 
@@ -132,8 +160,8 @@ export async function renderWorkflow(graph: Graph, ctx: RenderContext): Promise<
     if (typeof ns !== 'string' || SYSTEM_NAMESPACES.has(ns) || namespaces.has(ns)) continue
     const model = new Namespace({ metadata: { name: ns, labels: systemLabels(), annotations: systemAnnotations(ctx.workflowId, p.node_id) } })
     model.validate()
-    namespaces.set(ns, { node_id: p.node_id, object: plain(model), rank: builtInRank('Namespace'), order: p.order, seq: -1 })
+    namespaces.set(ns, { node_id: p.node_id, object: plain(model), rank: builtInRank('Namespace'), depth: 0, order: p.order, seq: -1 })
   }
-  const all = [...namespaces.values(), ...kept].sort((a, b) => a.rank - b.rank || a.order - b.order || a.seq - b.seq)
-  return { objects: all.map(({ node_id, object }) => ({ node_id, object })), diagnostics }
+  const all = [...namespaces.values(), ...kept].sort((a, b) => a.rank - b.rank || a.depth - b.depth || a.order - b.order || a.seq - b.seq)
+  return { objects: all.map(({ node_id, object, depth }) => ({ node_id, object, ...(depth > 0 && { wave: depth }) })), diagnostics }
 }

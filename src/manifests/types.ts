@@ -50,5 +50,12 @@ export type KubeObject = Record<string, unknown> & {
   metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string>; [k: string]: unknown }
 }
 
-export interface RenderedObject { node_id: string; object: KubeObject }
+export interface RenderedObject {
+  node_id: string; object: KubeObject
+  /**
+   * Present (≥ 1) on the objects of a node with dependency edges: the length of its longest chain of
+   * dependencies. A run applies a later wave only once the earlier waves' workloads are ready.
+   */
+  wave?: number
+}
 export interface RenderResult { objects: RenderedObject[]; diagnostics: Diagnostic[] }

@@ -30,6 +30,9 @@ export const WIRING_RULES = [
   { name: 'config-workload', from: ['configmap', 'secret'], to: WORKLOAD_TYPES, effect: 'the workload gets the keys as environment (envFrom), or as files when mounted' },
   { name: 'pvc-workload', from: ['persistentvolumeclaim'], to: WORKLOAD_TYPES, effect: 'the workload mounts the claim at the claim\'s mountPath' },
   { name: 'serviceaccount-workload', from: ['serviceaccount'], to: WORKLOAD_TYPES, effect: 'the workload\'s pods run as the service account (serviceAccountName)' },
+  // Compose's depends_on, drawn from the dependency to the dependent. Kubernetes has no start order, so the
+  // edge orders the apply (the dependency first) and the dependent must retry until the dependency answers.
+  { name: 'workload-dependency', from: WORKLOAD_TYPES, to: WORKLOAD_TYPES, effect: 'the target depends on the source: the source is applied first' },
 ] as const satisfies readonly WiringRule[]
 
 export type RuleName = typeof WIRING_RULES[number]['name']

@@ -113,6 +113,8 @@ function podSpec(input: BuildInput, extra: { restartPolicy?: string; claimTempla
     ...(env.length > 0 && { env }),
     ...(wired.envFrom.length > 0 && { envFrom: wired.envFrom }),
     ...(d.resources !== undefined && { resources: d.resources as Container['resources'] }),
+    ...(d.readinessProbe !== undefined && { readinessProbe: d.readinessProbe as Container['readinessProbe'] }),
+    ...(d.livenessProbe !== undefined && { livenessProbe: d.livenessProbe as Container['livenessProbe'] }),
     ...(mounts.length > 0 && { volumeMounts: mounts }),
   }
   const accounts = linksOf(input, 'serviceaccount-workload')

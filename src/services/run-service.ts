@@ -213,6 +213,7 @@ export class RunService {
           saver.touch()
         },
         log: (line) => log.add(line),
+        ...(!dryRun && { awaitReady: (applied) => this.awaitWave(kc, cluster.id, applied, log) }),
         ...(this.deps.requestTimeoutMs && { requestTimeoutMs: this.deps.requestTimeoutMs }),
       })
       nodes = result.objects.map((o) => toNodeResult(o, redact))
@@ -259,6 +260,25 @@ export class RunService {
       reader.close()
     }
     return latest
+  }
+
+  /**
+   * Before dependents are applied: waits (up to the ready timeout) for the workloads they depend on. One that
+   * never gets ready does not hold the run; its node fails in the final wait and the dependents are applied.
+   */
+  private async awaitWave(kc: KubeConfig, clusterId: string, applied: AppliedObject[], log: RunLog): Promise<void> {
+    const workloads = applied.filter((o) => WORKLOAD_KINDS.has(o.kind))
+    if (!workloads.length) return
+    log.add(`waiting for ${workloads.map((o) => `${o.kind} ${o.name}`).join(', ')} before applying what depends on ${workloads.length === 1 ? 'it' : 'them'}`)
+    const reader = await (this.deps.reader ?? liveReader)(kc, this.limiters.for(clusterId), this.deps.requestTimeoutMs)
+    try {
+      await Promise.all(workloads.map(async (o) => {
+        const outcome = await waitReady(reader, { apiVersion: o.api_version, kind: o.kind, name: o.name, namespace: o.namespace }, this.deps.deriveStatus, this.deps.readyTimeoutMs)
+        log.add(outcome.ready ? `${o.kind} ${o.name} is ready` : `${o.kind} ${o.name} is not ready (${outcome.message}); applying its dependents anyway`)
+      }))
+    } finally {
+      reader.close()
+    }
   }
 
   private async knownNamespaces(ownerId: string, workflowId: string, clusterId: string): Promise<string[]> {

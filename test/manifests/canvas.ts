@@ -64,6 +64,7 @@ export function fullCanvas(): { nodes: ManifestNode[]; edges: ManifestEdge[] } {
     edge('n-secret', 'n-cronjob'),
     edge('n-serviceaccount', 'n-job'),
     edge('n-statefulset', 'n-networkpolicy'),
+    edge('n-statefulset', 'n-deployment'),
   ]
   return { nodes, edges }
 }

@@ -86,7 +86,7 @@ t.test('missing or invalid required data is a per-node error naming the field, a
 const VARIANTS: Record<string, unknown> = {
   name: 'renamed', namespace: 'elsewhere', labels: { team: 'payments', tier: 'gold' }, annotations: { 'acme.io/extra': 'y' },
   image: 'nginx:1.27', port: 9090, env: [{ name: 'EXTRA', value: '1' }], command: ['/bin/other'], args: ['--other'],
-  resources: { limits: { memory: '1Gi' } }, volumeMounts: [{ name: 'uploads', mountPath: '/elsewhere', readOnly: true }],
+  resources: { limits: { memory: '1Gi' } }, readinessProbe: { tcpSocket: { port: 8080 } }, livenessProbe: { exec: { command: ['true'] } }, volumeMounts: [{ name: 'uploads', mountPath: '/elsewhere', readOnly: true }],
   imagePullPolicy: 'Always', replicas: 7, 'pod.restartPolicy': 'OnFailure', 'job.restartPolicy': 'OnFailure', 'cronjob.restartPolicy': 'Never',
   serviceName: 'db-gov', 'statefulset.storage': '20Gi', 'persistentvolumeclaim.storage': '50Gi', storageClassName: 'premium',
   completions: 4, parallelism: 2, backoffLimit: 0, schedule: '0 * * * *', concurrencyPolicy: 'Replace', suspend: true,

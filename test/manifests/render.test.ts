@@ -100,3 +100,20 @@ t.test('values YAML 1.1 would read as other types stay strings', async (t) => {
   const back = parseAllDocuments(toYaml(r), { version: '1.1' })[0].toJS()
   t.same(back.data, { a: 'yes', b: 'off', c: '0755', d: '1e3', e: '~', f: 'null' })
 })
+
+t.test('a dependency edge between workloads orders the apply and marks the dependents\' wave, whatever the canvas order', async (t) => {
+  const { objects, diagnostics } = await renderWorkflow({ nodes: [
+    node('web', 'deployment', { name: 'web', image: 'nginx:1.27' }), node('api', 'deployment', { name: 'api', image: 'api:1' }),
+    node('db', 'statefulset', { name: 'db', image: 'postgres:16' }),
+  ], edges: [edge('db', 'api'), edge('api', 'web')] }, ctx())
+  t.same(diagnostics, [])
+  t.same(objects.map((o) => [o.object.metadata.name, o.wave]), [['db', undefined], ['api', 1], ['web', 2]])
+})
+
+t.test('a cycle of dependency edges is a warning and falls back to the canvas order', async (t) => {
+  const { objects, diagnostics } = await renderWorkflow({ nodes: [
+    node('a', 'deployment', { name: 'a', image: 'a:1' }), node('b', 'deployment', { name: 'b', image: 'b:1' }),
+  ], edges: [edge('a', 'b'), edge('b', 'a')] }, ctx())
+  t.equal(objects.length, 2)
+  t.match(diagnostics, [{ severity: 'warning', message: /form a cycle/ }])
+})
