@@ -19,24 +19,32 @@ export class PageCache<T> {
 
   /** A copy of the cached page (callers may mutate it), or undefined on a miss. */
   get(key: string): T | undefined {
+    const hit = this.getShared(key)
+    return hit === undefined ? undefined : thaw(hit)
+  }
+
+  /** As `get`, but the cached snapshot itself: deep-frozen, so a caller that tries to change it throws. */
+  getShared(key: string): T | undefined {
     const hit = this.entries.get(key)
     if (hit === undefined) return undefined
     this.entries.delete(key)
     this.entries.set(key, hit)
-    return thaw(hit)
+    return hit
   }
 
-  /** Runs `read` and caches its result unless a write dropped the pages while it ran. */
-  async read(key: string, read: () => Promise<T>): Promise<T> {
+  /**
+   * Runs `read` and caches its result unless a write dropped the pages while it ran. Answers what `read` did;
+   * with `shared`, the snapshot that was cached instead when there is one.
+   */
+  async read(key: string, read: () => Promise<T>, { shared = false }: { shared?: boolean } = {}): Promise<T> {
     const dropsBefore = this.drops
     const value = await read()
     const snapshot = this.drops === dropsBefore ? snapshotOf(value) : undefined
-    if (snapshot !== undefined) {
-      this.entries.delete(key)
-      this.entries.set(key, snapshot)
-      if (this.entries.size > this.options.maxEntries) this.entries.delete(this.entries.keys().next().value!)
-    }
-    return value
+    if (snapshot === undefined) return value
+    this.entries.delete(key)
+    this.entries.set(key, snapshot)
+    if (this.entries.size > this.options.maxEntries) this.entries.delete(this.entries.keys().next().value!)
+    return shared ? snapshot : value
   }
 
   /** Forgets every page; called after every write (also a failed one: it may have been applied). */

@@ -69,3 +69,22 @@ function setOwn(target: Record<string, unknown>, key: string, value: unknown): v
   if (key === '__proto__') Object.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true })
   else target[key] = value
 }
+
+// Per function, what it derived from each snapshot it was given.
+const derivations = new WeakMap<(source: never) => unknown, WeakMap<object, unknown>>()
+
+/**
+ * `derive(source)` as a snapshot, computed once per snapshot `source` and kept as long as `source` lives
+ * (a reply shaped from a cached page keeps its serialized form too). `derive` must be a pure function of its
+ * argument, and one stable function (not a fresh closure per call). Anything but a snapshot is derived afresh.
+ */
+export function derivedSnapshot<S, R>(source: S, derive: (source: S) => R): R {
+  if (!isSnapshot(source)) return derive(source)
+  let memo = derivations.get(derive as (source: never) => unknown)
+  if (!memo) derivations.set(derive as (source: never) => unknown, memo = new WeakMap())
+  if (memo.has(source as object)) return memo.get(source as object) as R
+  const derived = derive(source)
+  const snapshot = snapshotOf(derived)
+  memo.set(source as object, snapshot ?? derived)
+  return snapshot ?? derived
+}

@@ -186,9 +186,24 @@ export class WorkflowRepository {
   async list(ownerId: string, req: PageRequest, filter: { status?: WorkflowStatus } = {}, options: { graph?: boolean } = {}): Promise<Page<WorkflowSummary>> {
     const load = () => this.listPage(ownerId, req, filter, options)
     if (!this.pages || options.graph) return load()
-    // Every input of the query, and nothing else, so two requests share a page exactly when their answers agree.
-    const key = JSON.stringify([ownerId, req.page, req.limit, req.sort, req.order, req.search, filter.status])
+    const key = this.pageKey(ownerId, req, filter)
     return this.pages.get(key) ?? this.pages.read(key, load)
+  }
+
+  /**
+   * As `list` (summaries only), for callers that only read the result (a reply): with the page cache on it is
+   * the cached page itself, deep-frozen and shared, so it must not be changed (trying throws).
+   */
+  async listShared(ownerId: string, req: PageRequest, filter: { status?: WorkflowStatus } = {}): Promise<Readonly<Page<WorkflowSummary>>> {
+    const load = () => this.listPage(ownerId, req, filter, {})
+    if (!this.pages) return load()
+    const key = this.pageKey(ownerId, req, filter)
+    return this.pages.getShared(key) ?? this.pages.read(key, load, { shared: true })
+  }
+
+  // Every input of the query, and nothing else, so two requests share a page exactly when their answers agree.
+  private pageKey(ownerId: string, req: PageRequest, filter: { status?: WorkflowStatus }): string {
+    return JSON.stringify([ownerId, req.page, req.limit, req.sort, req.order, req.search, filter.status])
   }
 
   private listPage(ownerId: string, req: PageRequest, filter: { status?: WorkflowStatus }, options: { graph?: boolean }): Promise<Page<WorkflowSummary>> {

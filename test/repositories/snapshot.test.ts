@@ -1,7 +1,7 @@
 import t from 'tap'
 import Fastify from 'fastify'
 import { Type } from 'typebox'
-import { isSnapshot, snapshotOf, thaw } from '../../src/repositories/snapshot.ts'
+import { derivedSnapshot, isSnapshot, snapshotOf, thaw } from '../../src/repositories/snapshot.ts'
 import { ReadCache } from '../../src/repositories/read-cache.ts'
 import { buildReplySerializer, rememberingSnapshots } from '../../src/reply-serializer.ts'
 
@@ -95,4 +95,22 @@ t.test('with Fastify: a snapshot reply has exactly the bytes of the same value s
   t.equal(fresh.statusCode, 200)
   t.notOk('owner_id' in fresh.json(), 'the schema shapes the reply')
   for (let i = 0; i < 3; i++) t.equal((await app.inject('/snap')).body, fresh.body)
+})
+
+t.test('a snapshot derived from a snapshot is computed once per source, and is a snapshot itself', async (t) => {
+  let calls = 0
+  const shape = (page: { items: unknown[]; total: number }) => { calls++; return { things: page.items, total: page.total } }
+  const source = snapshotOf({ items: [{ a: 1 }], total: 1 })!
+  const first = derivedSnapshot(source, shape)
+  t.same(first, { things: [{ a: 1 }], total: 1 })
+  t.ok(isSnapshot(first) && Object.isFrozen(first.things) && Object.isFrozen(first.things[0]))
+  t.equal(derivedSnapshot(source, shape), first, 'the same object again')
+  t.equal(calls, 1)
+  const other = snapshotOf({ items: [{ a: 2 }], total: 1 })!
+  t.same(derivedSnapshot(other, shape), { things: [{ a: 2 }], total: 1 }, 'another source is derived on its own')
+  const plain = { items: [{ a: 3 }], total: 1 }
+  const fromPlain = derivedSnapshot(plain, shape)
+  t.notOk(isSnapshot(fromPlain), 'anything but a snapshot is derived afresh')
+  t.not(derivedSnapshot(plain, shape), fromPlain)
+  t.equal(calls, 4)
 })

@@ -254,6 +254,32 @@ t.test('a node status written by the watchers is read back at once, and leaves l
   t.same((await page()).items.find((w) => w.id === id), before.items.find((w) => w.id === id), 'the page is still the cached one (the name changed behind its back is not in it)')
 })
 
+t.test('a shared list read is the cached page itself: deep-frozen, one object for every hit until a write', async (t) => {
+  const repo = new WorkflowRepository(app.db, undefined, { cache: { maxEntries: 10 } })
+  const owner = alice.user.id
+  const { id } = await repo.create(owner, { name: 'shared page', description: '', cluster_id: null })
+  const req = { limit: 100, sort: 'name' as const, order: 'asc' as const }
+  const first = await repo.listShared(owner, req)
+  t.equal(await repo.listShared(owner, req), first, 'a hit is the same object (no copy)')
+  t.ok(Object.isFrozen(first) && Object.isFrozen(first.items) && Object.isFrozen(first.items[0]) && Object.isFrozen(first.items[0].node_types))
+  t.throws(() => { (first.items as unknown[]).pop() }, TypeError)
+  const copy = await repo.list(owner, req)
+  t.not(copy, first, 'list hands out a copy of the same page')
+  t.same(copy, first)
+  copy.items.length = 0
+  t.ok(first.items.length > 0, 'which its caller may change without touching the page')
+  t.same(await repo.listShared(owner, { ...req, order: 'desc' }), { ...first, items: [...first.items].reverse() }, 'another query is another page')
+  t.same((await repo.listShared(bob.user.id, req)).items, [], 'another owner has their own pages')
+  await repo.update(owner, id, { name: 'shared page renamed' })
+  const after = await repo.listShared(owner, req)
+  t.not(after, first, 'a write drops the pages')
+  t.equal(after.items.find((w) => w.id === id)?.name, 'shared page renamed')
+  const uncached = new WorkflowRepository(app.db)
+  const a = await uncached.listShared(owner, req)
+  t.not(await uncached.listShared(owner, req), a, 'without the cache every read is a private value')
+  t.notOk(Object.isFrozen(a))
+})
+
 t.test('list pages are per owner and per query', async (t) => {
   const { id } = await httpOps.create('zz alice page')
   const mine = await asAlice('GET', '?limit=100&sort=name&order=asc')
