@@ -204,6 +204,7 @@ export class BuildService {
       ...(!fresh && lastTime && { sinceTime: lastTime }),
       onContainer: (c) => this.move(run, containerStarted(c)),
       onLine: (c, line, ts) => this.line(run, c, line, ts),
+      onWaiting: (c, reason, message) => this.line(run, c, `container ${c} cannot start: ${reason}${message ? `: ${message}` : ''} (the build fails at its deadline unless this clears)`, null),
     })
     run.follower = follower
     const outcome = await follower.run()
@@ -270,11 +271,12 @@ export class BuildService {
   }
 
   private async conclude(run: Active, outcome: Exclude<PodOutcome, { kind: 'stopped' }>): Promise<void> {
-    const minutes = Math.round(this.deps.config.timeoutMs / 6000) / 10
+    const seconds = Math.round(this.deps.config.timeoutMs / 1000)
+    const limit = seconds < 120 ? `${seconds} s` : `${Math.round(seconds / 6) / 10} min`
     const at = run.state.phase
     switch (outcome.kind) {
       case 'deadline':
-        return this.finish(run, { status: 'failed', error: `the build ran longer than ${minutes} min (BUILD_TIMEOUT_MS) and was stopped`, phase: at })
+        return this.finish(run, { status: 'failed', error: `the build ran longer than ${limit} (BUILD_TIMEOUT_MS) and was stopped`, phase: at })
       case 'gone':
         return this.finish(run, { status: 'failed', error: 'the build\'s Job or pod was deleted from the cluster before it finished', phase: at })
       case 'failed': {

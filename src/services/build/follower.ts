@@ -31,7 +31,12 @@ export interface FollowerDeps {
   sinceTime?: string
   onContainer(container: BuildContainer): void
   onLine(container: BuildContainer, line: string, timestamp: string | null): void
+  /** A container cannot start (image pull, config): said once per reason, since the pod only waits for the deadline. */
+  onWaiting(container: BuildContainer, reason: string, message: string): void
 }
+
+/** Waiting reasons that do not clear by themselves: the user should hear of them before the deadline fails the build. */
+const STUCK = new Set(['ErrImagePull', 'ImagePullBackOff', 'InvalidImageName', 'CreateContainerConfigError', 'CreateContainerError'])
 
 const MAX_LOG_RETRIES = 5
 
@@ -41,6 +46,7 @@ export class BuildFollower {
   private podName: string | null = null
   private podPhase: string | null = null
   private podGone = false
+  private readonly told = new Set<string>()
   private jobState: 'running' | 'complete' | 'failed' | 'deadline' | 'gone' = 'running'
   private wake: (() => void) | null = null
   private readonly unsubscribe: Array<() => void> = []
@@ -77,6 +83,11 @@ export class BuildFollower {
       if (!(BUILD_CONTAINERS as readonly string[]).includes(cs.name)) continue
       const state = cs.state ?? {}
       const term = state.terminated
+      const waiting = state.waiting
+      if (waiting?.reason && STUCK.has(waiting.reason) && !this.told.has(`${cs.name}/${waiting.reason}`)) {
+        this.told.add(`${cs.name}/${waiting.reason}`)
+        this.d.onWaiting(cs.name as BuildContainer, waiting.reason, (waiting.message ?? '').slice(0, 500))
+      }
       this.containers.set(cs.name as BuildContainer, {
         started: Boolean(state.running || term),
         terminated: term ? { exitCode: term.exitCode ?? -1, reason: term.reason ?? null, message: term.message ?? null } : null,
@@ -142,7 +153,9 @@ export class BuildFollower {
         for (let attempt = 0; attempt < MAX_LOG_RETRIES && !drain.signal.aborted; attempt++) {
           // Once the pod has ended, its logs get a bounded time to drain (a kubelet gone away cannot hold us).
           if (this.podEnded() && !drainTimer) { drainTimer = setTimeout(() => drain.abort(), this.d.drainMs); drainTimer.unref() }
-          const kc = await this.d.kc()
+          let kc: KubeConfig
+          // No connection now (credentials gone): the outcome still comes from the pod's status.
+          try { kc = await this.d.kc() } catch { break }
           const end = await followContainerLog(kc, { namespace: this.d.namespace, pod: this.podName!, container }, (line, ts) => {
             if (ts) sinceTime = ts
             this.d.onLine(container, line, ts)
