@@ -19,6 +19,7 @@ import { analyzeCompose, analyzeFileTree, ImportTooLarge, MAX_COMPOSE_BYTES, typ
 import { NODE_WIDTH } from './import/layout.ts'
 import { fetchRepository, type GitFetchLimits } from './import/git-fetch.ts'
 import { RunLog } from './run-log.ts'
+import { limiter } from './run-limiter.ts'
 import { redactor, type Redact } from './run-redaction.ts'
 
 export interface AnalyzeRequest extends ImportOptions {
@@ -50,6 +51,8 @@ export interface ImportServiceDeps {
   /** How often this process marks its sessions alive; silent for three periods = abandoned. */
   heartbeatMs: number
   log: Logger
+  /** Imports worked on at once by this process (IMPORT_CONCURRENCY); the rest wait, `pending`. */
+  concurrency: number
   /** The fetch; a test may replace it. */
   fetch?: typeof fetchRepository
 }
@@ -70,8 +73,12 @@ export class ImportService {
   private readonly instanceId = newId()
   private heartbeat: NodeJS.Timeout | null = null
   private closing = false
+  /** A clone holds up to IMPORT_GIT_MAX_BYTES in memory and an analysis holds the event loop: both are bounded per process. */
+  private readonly slots: ReturnType<typeof limiter>
 
-  constructor(private readonly deps: ImportServiceDeps) {}
+  constructor(private readonly deps: ImportServiceDeps) {
+    this.slots = limiter(deps.concurrency)
+  }
 
   /** Checks the request, records the session (pending) and starts the work; `done` settles with the finished session (never rejects). */
   async analyze(ownerId: string, request: AnalyzeRequest): Promise<StartedImport> {
@@ -85,7 +92,7 @@ export class ImportService {
       instance_id: this.instanceId, heartbeat_at: now,
     })
     // After the reply's turn: the analysis is synchronous work, and the 201 should not wait behind it.
-    const done = new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.execute(ownerId, session, request)).catch(async (err: unknown) => {
+    const done = new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.slots(() => this.execute(ownerId, session, request))).catch(async (err: unknown) => {
       // Recording the outcome failed (the database went away, e.g. at shutdown): the next start recovers it.
       this.deps.log.error({ import_id: session.id, err: { message: String((err as Error)?.message) } }, 'the import\'s outcome could not be recorded')
       return { ...session, status: 'failed' as const, error: 'the import\'s outcome could not be recorded' }
@@ -173,6 +180,8 @@ export class ImportService {
   // The background part
 
   private async execute(ownerId: string, session: ImportSession, request: AnalyzeRequest): Promise<ImportSession> {
+    // Its turn came after shutdown began: close() has recorded it as interrupted.
+    if (this.closing) return { ...session, status: 'failed', error: INTERRUPTED }
     const id = session.id
     const redact: Redact = redactor(request.token ? [request.token] : [])
     const log = new RunLog(redact)

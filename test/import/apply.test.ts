@@ -98,7 +98,7 @@ t.test('when the save itself fails after the workflow was created, the workflow 
     delete: async (_o: string, id: string) => { calls.push(`delete ${id}`) },
   } as unknown as WorkflowService
   const sessions = { get: async () => ({ id: 's1', status: 'completed', analysis: sampleAnalysis() }) }
-  const service = new ImportService({ sessions: sessions as never, workflows, publish: () => undefined, policy: null as never, gitLimits: null as never, ttlMs: 1000, heartbeatMs: 1000, log: console })
+  const service = new ImportService({ sessions: sessions as never, workflows, publish: () => undefined, policy: null as never, gitLimits: null as never, ttlMs: 1000, heartbeatMs: 1000, concurrency: 1, log: console })
   await t.rejects(service.createWorkflow('u1', { import_id: 's1', name: 'x' }), /refused/)
   t.same(calls, ['create', 'save', 'delete w1'])
 })

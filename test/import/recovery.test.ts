@@ -70,16 +70,21 @@ t.test('a session a dead process left analyzing is failed (interrupted) at the n
   t.pass('failed once its process stopped beating')
 })
 
-t.test('a graceful shutdown records an unfinished session as interrupted', async (t) => {
+t.test('one import at a time (IMPORT_CONCURRENCY=1): the next waits pending; a graceful shutdown records both as interrupted', async (t) => {
   const silent = http.createServer(() => { /* never answers */ })
   await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve))
   t.teardown(() => { silent.closeAllConnections(); silent.close() })
-  const app = await start({ ALLOW_INSECURE_CLUSTERS: true, SHUTDOWN_GRACE_MS: 400 })
-  const res = await app.inject({ method: 'POST', url: '/v1/api/import/analyze', headers: user.headers, payload: { source: 'git', url: `http://127.0.0.1:${(silent.address() as AddressInfo).port}/slow.git` } })
-  t.equal(res.statusCode, 201)
-  const id = res.json().id
-  await waitFor('the session to start fetching', async () => (await sessions.findOne({ _id: id }))?.status === 'cloning', 10_000, 20)
+  const app = await start({ ALLOW_INSECURE_CLUSTERS: true, SHUTDOWN_GRACE_MS: 400, IMPORT_CONCURRENCY: 1 })
+  const url = `http://127.0.0.1:${(silent.address() as AddressInfo).port}/slow.git`
+  const first = await app.inject({ method: 'POST', url: '/v1/api/import/analyze', headers: user.headers, payload: { source: 'git', url } })
+  t.equal(first.statusCode, 201)
+  await waitFor('the first session to start fetching', async () => (await sessions.findOne({ _id: first.json().id }))?.status === 'cloning', 10_000, 20)
+  const second = await app.inject({ method: 'POST', url: '/v1/api/import/analyze', headers: user.headers, payload: { source: 'compose', content: 'services:\n  web:\n    image: nginx\n' } })
+  t.equal(second.statusCode, 201)
+  const waiting = await app.inject({ url: `/v1/api/import/${second.json().id}`, headers: user.headers })
+  t.equal(waiting.json().status, 'pending', 'the second waits for the first')
   await app.close()
-  const doc = await sessions.findOne({ _id: id })
-  t.match(doc, { status: 'failed', error: /^interrupted: the service shut down before this import finished/ })
+  for (const id of [first.json().id, second.json().id]) {
+    t.match(await sessions.findOne({ _id: id }), { status: 'failed', error: /^interrupted: the service shut down before this import finished/ })
+  }
 })
