@@ -249,3 +249,51 @@ export async function startTestRegistry(options: TestRegistryOptions = {}): Prom
     close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()) }),
   }
 }
+
+/**
+ * The reference registry (CNCF distribution, Debian package `docker-registry`; `htpasswd` from
+ * `apache2-utils` makes the bcrypt login file) on a free loopback port with HTTP Basic auth, for a check
+ * against a registry implementation that is not ours. Resolves to the reason instead when a binary is missing.
+ */
+export async function startDistributionRegistry(): Promise<Pick<TestRegistry, 'url' | 'host' | 'username' | 'password' | 'dockerConfigJson' | 'close'> | { skip: string }> {
+  const { spawn, spawnSync } = await import('node:child_process')
+  const { mkdtempSync, rmSync, writeFileSync } = await import('node:fs')
+  const { tmpdir } = await import('node:os')
+  const { join } = await import('node:path')
+  const { freePort } = await import('./ports.ts')
+  for (const bin of ['docker-registry', 'htpasswd']) {
+    if (spawnSync('sh', ['-c', `command -v ${bin}`]).status !== 0) return { skip: `${bin} not found (apt-get install docker-registry apache2-utils)` }
+  }
+  const username = 'builder'
+  const password = randomBytes(12).toString('hex')
+  const dir = mkdtempSync(join(tmpdir(), 'distribution-'))
+  const hash = spawnSync('htpasswd', ['-Bbn', username, password], { encoding: 'utf8' })
+  if (hash.status !== 0) { rmSync(dir, { recursive: true, force: true }); return { skip: `htpasswd failed: ${hash.stderr}` } }
+  writeFileSync(join(dir, 'htpasswd'), hash.stdout)
+  const port = await freePort()
+  writeFileSync(join(dir, 'config.yml'), [
+    'version: 0.1', 'log:', '  level: error', 'storage:', '  filesystem:', `    rootdirectory: ${join(dir, 'data')}`,
+    'http:', `  addr: 127.0.0.1:${port}`, 'auth:', '  htpasswd:', '    realm: test', `    path: ${join(dir, 'htpasswd')}`, '',
+  ].join('\n'))
+  const child = spawn('docker-registry', ['serve', join(dir, 'config.yml')], { stdio: ['ignore', 'ignore', 'pipe'] })
+  let stderr = ''
+  child.stderr.on('data', (c: Buffer) => { stderr += c.toString() })
+  const url = `http://127.0.0.1:${port}`
+  const close = async () => {
+    if (child.exitCode === null) { child.kill('SIGKILL'); await new Promise((r) => child.once('exit', r)) }
+    rmSync(dir, { recursive: true, force: true })
+  }
+  // Ready when /v2/ answers its challenge.
+  for (let i = 0; ; i++) {
+    if (child.exitCode !== null) { await close(); return { skip: `docker-registry exited: ${stderr.slice(0, 500)}` } }
+    const status = await fetch(`${url}/v2/`).then((r) => r.status, () => 0)
+    if (status === 401) break
+    if (i > 100) { await close(); return { skip: 'docker-registry did not start within 10 s' } }
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  const host = `127.0.0.1:${port}`
+  return {
+    url, host, username, password, close,
+    dockerConfigJson: (login = { username, password }) => JSON.stringify({ auths: { [host]: { auth: Buffer.from(`${login.username}:${login.password}`).toString('base64') } } }),
+  }
+}

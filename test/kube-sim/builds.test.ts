@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import t from 'tap'
 import { BatchV1Api, CoreV1Api, KubeConfig, type V1Job, type V1Pod } from '@kubernetes/client-node'
 import { startGitServer } from '../helpers/git-server.ts'
-import { startTestRegistry } from '../helpers/test-registry.ts'
+import { startDistributionRegistry, startTestRegistry } from '../helpers/test-registry.ts'
 import { startKubeSim } from './index.ts'
 import { raw, rawStream, waitFor } from './test-helpers.ts'
 
@@ -336,4 +336,23 @@ t.test('kubectl: logs job/<name> -c git-fetch and get pods', async (t) => {
   t.match(pods.out, /build-nobranch-\w+\s+0\/1\s+Init:Error\s+0/)
   const ok = await k(['-n', ns, 'get', 'pods', '-l', 'orchestrator.build-id=ok1'])
   t.match(ok.out, /build-ok1-\w+\s+0\/1\s+Completed\s+0/)
+})
+
+t.test('the reference registry (Debian docker-registry with htpasswd) accepts the builder\'s push', async (t) => {
+  const dist = await startDistributionRegistry()
+  if ('skip' in dist) { t.pass(`skipped: ${dist.skip}`); return }
+  t.teardown(() => dist.close())
+  const image = `${dist.host}/team/app:ref`
+  await startBuild('distribution', { repo: app.url, ref: 'refs/heads/main', image, dockerConfigJson: dist.dockerConfigJson() })
+  t.equal(await jobCondition('distribution'), 'Complete')
+  const digest = digestIn(await logs(await podOf('distribution'), 'build'))
+  const head = await fetch(`${dist.url}/v2/team/app/manifests/ref`, {
+    method: 'HEAD',
+    headers: { authorization: `Basic ${Buffer.from(`${dist.username}:${dist.password}`).toString('base64')}`, accept: 'application/vnd.docker.distribution.manifest.v2+json' },
+  })
+  t.equal(head.status, 200)
+  t.equal(head.headers.get('docker-content-digest'), digest, 'distribution computes the digest the builder printed')
+  await startBuild('distribution-bad', { repo: app.url, ref: 'refs/heads/main', image: `${dist.host}/team/app:bad`, dockerConfigJson: dist.dockerConfigJson({ username: dist.username, password: 'wrong' }) })
+  t.equal(await jobCondition('distribution-bad'), 'Failed')
+  t.match(await logs(await podOf('distribution-bad'), 'build'), /failed to push .*: 401 Unauthorized$/m)
 })
