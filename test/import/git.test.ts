@@ -108,6 +108,23 @@ t.test('a private repository: without a token it says so; with the token it work
   t.notOk('token' in ok.session, 'the session has no token field')
 })
 
+t.test('a redirect to another origin does not take the token along', async (t) => {
+  await privateGit.addRepo('moved-app', { 'compose.yaml': 'services:\n  web:\n    image: nginx\n' })
+  const seen: string[] = []
+  const mover = await httpServer((req, res) => {
+    seen.push(req.headers.authorization ?? '')
+    res.writeHead(301, { location: `${privateGit.url}/moved-app.git${req.url!.replace(/^\/old\.git/, '')}` })
+    res.end()
+  })
+  const before = privateGit.requests.length
+  const { session } = await importGit({ url: `${mover}/old.git`, token: TOKEN })
+  t.ok(seen.length > 0 && seen.every((a) => a.startsWith('Basic ')), 'the origin it was given for received it')
+  const after = privateGit.requests.slice(before)
+  t.ok(after.length > 0, 'the redirect was followed')
+  t.ok(after.every((r) => !r.authorized), 'the other origin never received it')
+  t.match(session, { status: 'failed', error: /refused the token/ })
+})
+
 t.test('a redirect to a refused address is refused', async (t) => {
   const redirector = await httpServer((_req, res) => { res.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data/' }); res.end() })
   const { session } = await importGit({ url: `${redirector}/app.git` })
