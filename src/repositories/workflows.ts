@@ -105,7 +105,7 @@ indexSetups.push(async (db) => {
   await backfillGraphSummaries(db, 'workflows')
 })
 
-/** List pages the page cache keeps: up to 100 summaries of ~0.5 KB each, so ~5 MB at most. */
+/** List pages the page cache keeps: up to 100 summaries of ~0.5 KB each, ~5 MB at most; with each page's reply and its serialized form (for the pages routes read shared), ~15 MB. */
 const LIST_PAGE_CACHE_ENTRIES = 100
 
 export type WorkflowInput = Pick<WorkflowDoc, 'name' | 'description' | 'cluster_id'> & Partial<Pick<WorkflowDoc, 'nodes' | 'edges' | 'metadata' | 'status'>>
