@@ -8,7 +8,8 @@ import { Registry } from '../schemas/registry.ts'
 import { User } from '../schemas/user.ts'
 import { Plugin } from '../schemas/plugin.ts'
 import { TrackedResource } from '../schemas/resource.ts'
+import { ImportSessionSchema } from '../schemas/import.ts'
 
 export default fp(async (app) => {
-  for (const schema of [ErrorResponse, User, Workflow, WorkflowSummary, Version, VersionSummary, Run, Cluster, Registry, Plugin, TrackedResource]) app.addSchema(schema)
+  for (const schema of [ErrorResponse, User, Workflow, WorkflowSummary, Version, VersionSummary, Run, Cluster, Registry, Plugin, TrackedResource, ImportSessionSchema]) app.addSchema(schema)
 }, { name: 'schemas' })

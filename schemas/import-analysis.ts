@@ -15,7 +15,7 @@ export const ImportOptionsSchema = Type.Object({
   env: Type.Optional(Type.Record(
     Type.String({ minLength: 1, maxLength: 256, pattern: '^[A-Za-z_][A-Za-z0-9_]*$' }),
     Type.String({ maxLength: MAX_IMPORT_ENV_VALUE }),
-    { maxProperties: MAX_IMPORT_ENV_VARS, description: 'variables for ${VAR} interpolation; they win over env_file. Used for this analysis only: sensitive values never reach the generated nodes' },
+    { maxProperties: MAX_IMPORT_ENV_VARS, additionalProperties: false, description: 'variables for ${VAR} interpolation; they win over env_file. Used for this analysis only: sensitive values never reach the generated nodes' },
   )),
   env_file: Type.Optional(Type.String({ maxLength: MAX_COMPOSE_BYTES, description: 'content of a .env file (KEY=value lines) for interpolation' })),
   profiles: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 128, pattern: '^[a-zA-Z0-9][a-zA-Z0-9_.-]*$' }), {

@@ -26,7 +26,7 @@ export const ImportSessionSchema = Type.Object({
   updated_at: Timestamp,
   finished_at: Type.Union([Timestamp, Type.Null()]),
   expires_at: Type.String({ format: 'date-time', description: 'the session and its analysis are deleted after this (IMPORT_SESSION_TTL_S)' }),
-}, { additionalProperties: false, description: 'an import session; `analysis` is present once it completed' })
+}, { $id: 'ImportSession', additionalProperties: false, description: 'an import session; `analysis` is present once it completed' })
 
 const RepoPath = Type.String({ maxLength: 1024, pattern: '^(?!/)(?!.*(^|/)\\.\\.(/|$))[^\\u0000]*$', description: 'folder inside the repository holding the compose file (no leading slash, no ..)' })
 

@@ -7,7 +7,7 @@ import { Value } from 'typebox/value'
 import type { FastifyRequest } from 'fastify'
 import type { App } from '../../app-types.ts'
 import { errorResponses } from '../../../schemas/common.ts'
-import { AnalyzeBody, ApplyBody, CreateWorkflowFromImportBody, ImportParams, ImportSessionSchema, UploadBody } from '../../../schemas/import.ts'
+import { AnalyzeBody, ApplyBody, CreateWorkflowFromImportBody, ImportParams, UploadBody } from '../../../schemas/import.ts'
 import { ImportOptionsSchema, MAX_COMPOSE_BYTES, type ImportOptions } from '../../../schemas/import-analysis.ts'
 import { BadRequest, AppError } from '../../errors.ts'
 import { ImportTooLarge } from '../../services/import/index.ts'
@@ -15,7 +15,7 @@ import { validatorCompiler } from '../../validation.ts'
 import importStreamRoutes from './stream.ts'
 
 const tags = ['import']
-const Session = ImportSessionSchema
+const Session = Type.Ref('ImportSession')
 const WorkflowRef = Type.Ref('Workflow')
 /** Option fields an upload may carry besides the file, each at most this long (env_file is a whole .env file). */
 const MAX_UPLOAD_FIELD_BYTES = MAX_COMPOSE_BYTES

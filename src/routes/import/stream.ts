@@ -4,7 +4,7 @@
 // sends its terminal event at once (after any events a Last-Event-ID asked to replay) and ends.
 import type { App } from '../../app-types.ts'
 import { errorResponses } from '../../../schemas/common.ts'
-import { ImportCompleteEvent, ImportFailedEvent, ImportLogEvent, ImportParams, ImportProgressEvent, ImportSessionSchema } from '../../../schemas/import.ts'
+import { ImportCompleteEvent, ImportFailedEvent, ImportLogEvent, ImportParams, ImportProgressEvent } from '../../../schemas/import.ts'
 import { streamResponse } from '../../../schemas/streams.ts'
 import { serveStream } from '../../events/sse.ts'
 import type { StreamEvent, StreamHub, SubscribeOptions, Subscription } from '../../events/stream-hub.ts'
@@ -20,7 +20,7 @@ export const importStreamDoc = {
     'Events, in order: `metadata` (the session), `progress` (status and percentage at each step), `log` (one line each), then `complete` (the analysis) or `failed` (the error); the stream ends after either. The stream of a session that has already finished sends its terminal event and ends.',
   ].join('\n\n'),
   events: {
-    metadata: { description: 'the session as GET /v1/api/import/{id} returns it', schema: ImportSessionSchema },
+    metadata: { description: 'the session as GET /v1/api/import/{id} returns it', schema: { $ref: '#/components/schemas/ImportSession' } },
     progress: { description: 'the session moved on: status, progress (0-100) and what it is doing', schema: ImportProgressEvent },
     log: { description: 'a line of the session\'s log', schema: ImportLogEvent },
     complete: { description: 'the analysis finished; the stream ends', schema: ImportCompleteEvent },
