@@ -31,8 +31,12 @@ import { OidcTokenSource } from '../src/kube/oidc-token.ts'
 import { k8s } from '../src/kube/client.ts'
 import { RunService, type ApplyEngine } from '../src/services/run-service.ts'
 import { deriveStatus } from '../src/kube/status/index.ts'
+import { BuildRepository } from '../src/repositories/builds.ts'
+import { BuildService } from '../src/services/build-service.ts'
+import { ImportSessionRepository } from '../src/repositories/import-sessions.ts'
+import { ImportService } from '../src/services/import-service.ts'
 
-/** Workflows kept by the read cache: ~5 KB for a 12-node canvas, so ~5 MB at most. */
+/** Workflows kept by the read cache: ~5 KB for a 12-node canvas and ~3 KB of its serialized reply, so ~8 MB at most. */
 const WORKFLOW_CACHE_ENTRIES = 1000
 
 export interface Services {
@@ -48,6 +52,8 @@ export interface Services {
   resources: ResourceService
   resourceWatch: ResourceWatchService
   diagnostics: DiagnosticsService
+  builds: BuildService
+  imports: ImportService
 }
 
 declare module 'fastify' {
@@ -125,10 +131,32 @@ export default fp(async (app) => {
     runs,
     resources,
     resourceWatch,
+    builds: new BuildService({
+      builds: new BuildRepository(db), clusters, registries, workflows, policy: outboundPolicy, bus, log: app.log,
+      // The hub is decorated by the streams plugin, after this one; a build publishes only once serving.
+      hub: () => app.streams,
+      config: {
+        gitImage: config.BUILD_GIT_IMAGE, builderImage: config.BUILD_BUILDER_IMAGE, timeoutMs: config.BUILD_TIMEOUT_MS,
+        ttlSecondsAfterFinished: config.BUILD_TTL_AFTER_FINISHED_S, cpuRequest: config.BUILD_CPU_REQUEST, cpuLimit: config.BUILD_CPU_LIMIT,
+        memoryRequest: config.BUILD_MEMORY_REQUEST, memoryLimit: config.BUILD_MEMORY_LIMIT, logMaxLines: config.BUILD_LOG_MAX_LINES, logMaxBytes: config.BUILD_LOG_MAX_BYTES,
+        maxLineBytes: config.LOG_LINE_MAX_BYTES, heartbeatMs: config.RUN_HEARTBEAT_MS, requestTimeoutMs: config.CLUSTER_TIMEOUT_MS,
+        backoff: { baseMs: config.WATCH_BACKOFF_BASE_MS, maxMs: config.WATCH_BACKOFF_MAX_MS },
+      },
+    }),
     diagnostics: new DiagnosticsService({ workflows, runs: runRepo, clusters, plugin: (id) => plugins.getForRender(id), timeoutMs: config.CLUSTER_TIMEOUT_MS }),
+    imports: new ImportService({
+      sessions: new ImportSessionRepository(db), workflows, policy: outboundPolicy, log: app.log,
+      // The hub is decorated by the streams plugin, after this one; imports publish only once serving.
+      publish: (key, type, data) => app.streams.publish(key, type, data),
+      gitLimits: { maxBytes: config.IMPORT_GIT_MAX_BYTES, maxFiles: config.IMPORT_GIT_MAX_FILES, maxFileBytes: config.IMPORT_GIT_MAX_FILE_BYTES, timeoutMs: config.IMPORT_GIT_TIMEOUT_MS },
+      ttlMs: config.IMPORT_SESSION_TTL_S * 1000, heartbeatMs: config.RUN_HEARTBEAT_MS, concurrency: config.IMPORT_CONCURRENCY,
+    }),
   }
   // Runs a dead process left running are failed as interrupted before any request can start a new one.
   await services.runs.recover()
+  // Builds left running are re-attached to their Jobs (which kept going in their clusters).
+  await services.builds.recover()
+  await services.imports.recover()
   app.decorate('sealer', sealer)
   app.decorate('outboundPolicy', outboundPolicy)
   app.decorate('services', services)
@@ -142,7 +170,7 @@ export default fp(async (app) => {
   app.addHook('preClose', async () => { services.runs.stopAccepting() })
   app.addHook('onClose', async () => {
     // Runs in flight get most of the grace period (the process is killed at SHUTDOWN_GRACE_MS).
-    await services.runs.close(Math.floor(config.SHUTDOWN_GRACE_MS * 0.8))
-    await Promise.all([services.stats.stop(), services.clusterHealth.stop(), services.resourceWatch.close()])
+    await Promise.all([services.runs.close(Math.floor(config.SHUTDOWN_GRACE_MS * 0.8)), services.imports.close(Math.floor(config.SHUTDOWN_GRACE_MS * 0.5))])
+    await Promise.all([services.stats.stop(), services.clusterHealth.stop(), services.resourceWatch.close(), services.builds.close()])
   })
 }, { name: 'services', dependencies: ['database', 'events', 'auth'] })

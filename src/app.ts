@@ -37,6 +37,8 @@ import workflowStreamRoutes from './routes/workflows/stream.ts'
 import resourceStreamRoutes from './routes/resources/stream.ts'
 import terminalRoutes from './routes/resources/terminal.ts'
 import logRoutes from './routes/resources/logs.ts'
+import buildRoutes from './routes/builds/index.ts'
+import importRoutes from './routes/import/index.ts'
 
 export type { BuildOptions }
 
@@ -78,5 +80,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(resourceStreamRoutes)
   await app.register(terminalRoutes)
   await app.register(logRoutes)
+  await app.register(buildRoutes)
+  await app.register(importRoutes)
   return app as unknown as App
 }

@@ -33,7 +33,7 @@ export const ConfigSchema = Type.Object({
   KEEP_ALIVE_TIMEOUT_MS: Type.Integer({ default: 5000, minimum: 100, maximum: 600_000, description: 'how long an idle keep-alive connection stays open between requests' }),
   ENCRYPTION_KEY: Type.Optional(Type.String({ minLength: 40, description: '32 random bytes, base64: seals cluster and registry credentials; required in production (development generates one in DATA_DIR/encryption-key)' })),
   ENCRYPTION_KEYS_OLD: Type.Optional(Type.String({ description: 'comma-separated earlier ENCRYPTION_KEYs that still open old values (see npm run rotate-keys)' })),
-  ALLOW_INSECURE_CLUSTERS: Bool(false, 'allow plain http cluster servers, registries and OIDC issuers'),
+  ALLOW_INSECURE_CLUSTERS: Bool(false, 'allow plain http cluster servers, registries, OIDC issuers and Git repositories to import'),
   OUTBOUND_ALLOW_CIDRS: Type.Optional(Type.String({ description: 'comma-separated CIDRs: when set, cluster servers and registries must resolve inside them' })),
   CLUSTER_HEALTH_CRON: Type.String({ default: '* * * * *', minLength: 9, maxLength: 100, description: 'cron schedule of the cluster health check (every 60 s)' }),
   CLUSTER_TIMEOUT_MS: Type.Integer({ default: 10_000, minimum: 100, maximum: 120_000, description: 'per-cluster timeout of a health check or connection test' }),
@@ -63,6 +63,24 @@ export const ConfigSchema = Type.Object({
   AUTH_RATE_LIMIT_PER_EMAIL: Type.Integer({ default: 10, minimum: 1, description: 'login and register attempts per window per email address' }),
   AUTH_RATE_LIMIT_WINDOW_MS: Type.Integer({ default: 60_000, minimum: 1000, maximum: 86_400_000, description: 'window of the sign-in rate limits' }),
   AUTH_USER_CACHE_MS: Type.Integer({ default: 2000, minimum: 0, maximum: 5000, description: 'how long a token\'s user (role, existence) may be served from memory' }),
+  // Import (README "Importing a project").
+  IMPORT_SESSION_TTL_S: Type.Integer({ default: 3600, minimum: 60, maximum: 604_800, description: 'how long an import session (and its analysis) is kept after it was created' }),
+  IMPORT_CONCURRENCY: Type.Integer({ default: 4, minimum: 1, maximum: 100, description: 'imports (clone and analysis) worked on at once by this process; the others wait, pending' }),
+  IMPORT_GIT_MAX_BYTES: Type.Integer({ default: 52_428_800, minimum: 1024, maximum: 1_073_741_824, description: 'most bytes a Git import may receive from the Git host (the shallow clone\'s pack)' }),
+  IMPORT_GIT_MAX_FILES: Type.Integer({ default: 5000, minimum: 1, maximum: 1_000_000, description: 'most files the commit a Git import fetches may hold' }),
+  IMPORT_GIT_MAX_FILE_BYTES: Type.Integer({ default: 1_048_576, minimum: 1024, maximum: 104_857_600, description: 'largest single file a Git import reads (compose files, .env files, Dockerfiles and the files a compose file names); larger ones are skipped, with a line in the import\'s log' }),
+  IMPORT_GIT_TIMEOUT_MS: Type.Integer({ default: 60_000, minimum: 100, maximum: 600_000, description: 'longest time a Git import may spend fetching; the transfer is aborted after it' }),
+  // Image builds (README "Building images").
+  BUILD_GIT_IMAGE: Type.String({ default: 'alpine/git:2.47.2', minLength: 1, maxLength: 512, description: 'image of the build Job\'s clone containers (its entrypoint must be `git`)' }),
+  BUILD_BUILDER_IMAGE: Type.String({ default: 'moby/buildkit:v0.18.2-rootless', minLength: 1, maxLength: 512, description: 'image of the build Job\'s builder (BuildKit rootless, run as buildctl-daemonless.sh)' }),
+  BUILD_TIMEOUT_MS: Type.Integer({ default: 1_800_000, minimum: 1000, maximum: 86_400_000, description: 'longest a build may run (the Job\'s activeDeadlineSeconds); it then fails' }),
+  BUILD_TTL_AFTER_FINISHED_S: Type.Integer({ default: 3600, minimum: 0, maximum: 604_800, description: 'how long a finished build Job (and its pod, for inspection) stays in the cluster' }),
+  BUILD_CPU_REQUEST: Type.String({ default: '500m', pattern: '^[0-9.]+m?$', description: 'CPU request of the builder container' }),
+  BUILD_CPU_LIMIT: Type.String({ default: '2', pattern: '^[0-9.]+m?$', description: 'CPU limit of the builder container' }),
+  BUILD_MEMORY_REQUEST: Type.String({ default: '512Mi', pattern: '^[0-9.]+(?:[KMGTPE]i?|[kmgtpe])?$', description: 'memory request of the builder container' }),
+  BUILD_MEMORY_LIMIT: Type.String({ default: '4Gi', pattern: '^[0-9.]+(?:[KMGTPE]i?|[kmgtpe])?$', description: 'memory limit of the builder container' }),
+  BUILD_LOG_MAX_LINES: Type.Integer({ default: 5000, minimum: 10, maximum: 1_000_000, description: 'log lines kept per build (the first half and the latest); the rest is counted and the build says logs_truncated' }),
+  BUILD_LOG_MAX_BYTES: Type.Integer({ default: 2_097_152, minimum: 1024, maximum: 16_777_216, description: 'log bytes kept per build (the record must stay well under MongoDB\'s 16 MB document limit)' }),
 })
 
 export type Config = Static<typeof ConfigSchema>

@@ -19,6 +19,9 @@ export interface Seeded {
   pools: PathPools
   clusterNames: string[]
   inviteCode: string
+  /** Completed import sessions of the admin and the user, and workflows to apply them to. */
+  importIds?: string[]
+  workflowIds?: string[]
 }
 
 export class FuzzWorld {
@@ -54,6 +57,19 @@ export class FuzzWorld {
     return id
   }
 
+  /** A completed import session holding a one-node graph, stored as the import service records one. */
+  private async importSession(who: TestUser): Promise<string> {
+    const now = new Date()
+    const id = randomBytes(12).toString('hex')
+    const node = { id: 'imported', type: 'deployment', position: { x: 0, y: 0 }, data: { name: 'imported', namespace: 'default', image: 'nginx:1.27', replicas: 1 } }
+    await this.app.db.collection('import_sessions').insertOne({
+      _id: id as never, owner_id: who.user.id, source: 'compose', status: 'completed', progress: 100, message: 'analysis complete', error: null,
+      analysis: { services: [], nodes: [node], edges: [], warnings: [], errors: [] }, filename: null, url: null, branch: null, path: null, commit: null,
+      logs: [], created_at: now, updated_at: now, finished_at: now, expires_at: new Date(now.getTime() + 3_600_000), instance_id: 'fuzz', heartbeat_at: now,
+    })
+    return id
+  }
+
   private async cluster(who: TestUser, name: string): Promise<{ name: string; id: string }> {
     const created = await this.call(who, 'POST', '/v1/api/clusters', { name, server: CLOSED, auth_type: 'token', token: this.secret('cluster-token') })
     return { name, id: created.id as string }
@@ -79,6 +95,8 @@ export class FuzzWorld {
     const userCluster = userClusterRecord.name
     const adminResource = await this.resource(this.admin, adminWorkflow, adminClusterRecord)
     const userResource = await this.resource(this.user, userWorkflow, userClusterRecord)
+    const adminImport = await this.importSession(this.admin)
+    const userImport = await this.importSession(this.user)
     const registry = await this.call(this.admin, 'POST', '/v1/api/admin/registries', {
       name: `fz-registry-${tag}`, registry_type: 'custom', url: CLOSED, username: 'robot', password: this.secret('registry-password'),
     })
@@ -89,7 +107,11 @@ export class FuzzWorld {
     return {
       inviteCode,
       clusterNames: [adminCluster, sharedCluster, userCluster],
+      importIds: [adminImport, userImport, MISSING_ID],
+      workflowIds: [adminWorkflow, userWorkflow, MISSING_ID],
       pools: {
+        'import/id@admin': [adminImport, adminImport, userImport, MISSING_ID],
+        'import/id@user': [userImport, userImport, adminImport, MISSING_ID],
         // Each caller mostly aims at its own records, sometimes at the other's (which must be 404).
         'workflows/id@admin': [adminWorkflow, adminWorkflow, userWorkflow, MISSING_ID],
         'workflows/id@user': [userWorkflow, userWorkflow, adminWorkflow, MISSING_ID],
@@ -139,6 +161,19 @@ export class FuzzWorld {
         case 'POST /v1/api/admin/registries':
           return fc.record({ name: fc.string({ minLength: 1, maxLength: 30 }).filter((n) => /\S/.test(n)), registry_type: fc.constant('custom'), url: fc.constant(CLOSED), username: fc.constant('robot'), password: token })
         case 'POST /v1/api/workflows/{id}/save': return graph
+        case 'POST /v1/api/import/analyze':
+          return fc.oneof(
+            fc.record({ source: fc.constant('compose'), content: fc.constantFrom('services:\n  web:\n    image: nginx:1.27\n    ports: ["8080:80"]\n', 'services: {}\n', 'not: [valid') }),
+            fc.record({ source: fc.constant('git'), url: fc.constantFrom(`${CLOSED}/repo.git`, 'https://169.254.169.254/r.git'), token: fc.constant(this.secret('git-token')) }),
+          )
+        case 'POST /v1/api/import/apply': {
+          // Mostly a session and a workflow of the same owner (the admin's or the user's), sometimes any pair.
+          const [imports, workflows] = [seeded.importIds ?? [MISSING_ID], seeded.workflowIds ?? [MISSING_ID]]
+          const pair = fc.oneof({ weight: 3, arbitrary: fc.nat(imports.length - 1).map((i) => [i, i]) }, fc.tuple(fc.nat(imports.length - 1), fc.nat(workflows.length - 1)))
+          return fc.tuple(pair, fc.constantFrom('merge', 'replace')).map(([[i, w], mode]) => ({ import_id: imports[i], workflow_id: workflows[w], mode }))
+        }
+        case 'POST /v1/api/import/create-workflow':
+          return fc.record({ import_id: fc.constantFrom(...seeded.importIds ?? [MISSING_ID]), name: fc.string({ minLength: 1, maxLength: 40 }) })
         case 'POST /v1/api/workflows':
           return fc.record({ name: fc.string({ minLength: 1, maxLength: 40 }), cluster_id: fc.constantFrom(...seeded.clusterNames) })
         default: return undefined
