@@ -31,7 +31,8 @@ export type { StartBuild }
 
 interface Logger { info(obj: object, msg?: string): void; warn(obj: object, msg?: string): void; error(obj: object, msg?: string): void }
 
-export interface BuildConfig extends BuildJobConfig {
+/** The Job's deadline is derived from timeoutMs, so it is not configured separately. */
+export interface BuildConfig extends Omit<BuildJobConfig, 'activeDeadlineSeconds'> {
   timeoutMs: number
   logMaxLines: number
   logMaxBytes: number
@@ -88,6 +89,7 @@ export class BuildService {
   private readonly watch: WatchHub
   private readonly instanceId: string
   private heartbeat: NodeJS.Timeout | null = null
+  private readonly attaching = new Set<Promise<void>>()
   private closing = false
 
   constructor(private readonly deps: BuildServiceDeps) {
@@ -462,7 +464,11 @@ export class BuildService {
     for (const doc of abandoned) {
       if (this.active.has(doc._id) || !(await this.deps.builds.claim(doc._id, doc, this.instanceId))) continue
       taken++
-      await this.reattach(doc).catch((err: unknown) => this.deps.log.error({ build_id: doc._id, err: { message: String((err as Error)?.message) } }, 'a build could not be re-attached'))
+      // In the background: an unreachable cluster must not hold up start-up (each call waits up to its timeout).
+      const attaching: Promise<void> = this.reattach(doc)
+        .catch((err: unknown) => this.deps.log.error({ build_id: doc._id, err: { message: String((err as Error)?.message) } }, 'a build could not be re-attached'))
+        .finally(() => this.attaching.delete(attaching))
+      this.attaching.add(attaching)
     }
     return taken
   }
@@ -498,6 +504,7 @@ export class BuildService {
       if (doc.status === 'pending' && !doc.started_at) return stub('interrupted: the service stopped before the build Job was created; start the build again')
       return stub(`interrupted: ${GONE}`)
     }
+    if (this.closing) { await this.deps.builds.release([doc._id]); return }
     this.deps.log.info({ build_id: doc._id, status: doc.status }, `build ${doc._id} re-attached after a restart`)
     this.launch(doc, kc, registry, credentials, false)
   }
@@ -507,6 +514,7 @@ export class BuildService {
     this.closing = true
     if (this.heartbeat) clearInterval(this.heartbeat)
     this.heartbeat = null
+    await Promise.allSettled([...this.attaching])
     const runs = [...this.active.values()]
     for (const run of runs) { run.stopped = true; run.follower?.stop() }
     await Promise.allSettled(runs.map((r) => r.done))
