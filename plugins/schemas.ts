@@ -9,7 +9,8 @@ import { User } from '../schemas/user.ts'
 import { Plugin } from '../schemas/plugin.ts'
 import { TrackedResource } from '../schemas/resource.ts'
 import { ImportSessionSchema } from '../schemas/import.ts'
+import { Build } from '../schemas/build.ts'
 
 export default fp(async (app) => {
-  for (const schema of [ErrorResponse, User, Workflow, WorkflowSummary, Version, VersionSummary, Run, Cluster, Registry, Plugin, TrackedResource, ImportSessionSchema]) app.addSchema(schema)
+  for (const schema of [ErrorResponse, User, Workflow, WorkflowSummary, Version, VersionSummary, Run, Cluster, Registry, Plugin, TrackedResource, ImportSessionSchema, Build]) app.addSchema(schema)
 }, { name: 'schemas' })

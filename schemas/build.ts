@@ -61,14 +61,14 @@ export const Build = Type.Object({
   started_at: Type.Union([Timestamp, Type.Null()], { description: 'when the Job was created' }),
   finished_at: Type.Union([Timestamp, Type.Null()]),
   updated_at: Timestamp,
-}, { additionalProperties: false })
+}, { $id: 'Build', additionalProperties: false, description: 'an image build' })
 
 export const BuildParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) })
 export const BuildListQuery = PaginationQuery(['created_at', 'finished_at', 'status', 'image_name', 'updated_at'], {
   status: Type.Optional(BuildStatus),
   workflow_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
 })
-export const BuildList = PageOf('builds', Build)
+export const BuildList = PageOf('builds', Type.Ref('Build'))
 
 // Stream events
 
@@ -89,7 +89,7 @@ export const buildStreamDoc = {
     'A client reconnecting with `Last-Event-ID` gets the events it missed that are still in the replay window instead of the whole log.',
   ].join('\n\n'),
   events: {
-    metadata: { description: 'the build as GET /v1/api/builds/{id} returns it', schema: Build },
+    metadata: { description: 'the build as GET /v1/api/builds/{id} returns it', schema: { $ref: '#/components/schemas/Build' } },
     progress: { description: 'status, phase or progress changed', schema: BuildProgressEvent },
     log: { description: 'one log line of the build pod', schema: BuildLogEvent },
     complete: { description: 'pushed and confirmed against the registry', schema: BuildCompleteEvent },

@@ -17,4 +17,7 @@ export const SearchResults = Type.Object({
   plugins: Type.Array(NamedHit, { description: 'plugins whose name, display name, description or category matches (every signed-in user sees them)' }),
   templates: Type.Array(Type.Object({ id: Type.String(), name: Type.String(), display_name: Type.String(), category: Type.String(), description: Type.String() }, { additionalProperties: false })),
   registries: Type.Array(NamedHit, { description: 'registries whose name or url matches (every signed-in user sees them)' }),
+  builds: Type.Array(Type.Object({
+    id: Type.String(), name: Type.String({ description: 'image_name:image_tag' }), status: Type.String(), image_ref: Type.Union([Type.String(), Type.Null()]), created_at: Timestamp,
+  }, { additionalProperties: false }), { description: 'the caller\'s image builds whose image name, tag or repository URL matches, newest first' }),
 }, { additionalProperties: false, description: 'only what the caller may see' })

@@ -63,7 +63,7 @@ t.test('search: literal, owner-scoped, across workflows and templates, capped pe
   t.same(res.json().workflows, [], 'another user\'s workflows are not found')
   res = await app.inject({ url: '/v1/api/search?q=ingress', headers: as(alice) })
   t.same(res.json().templates.map((x: { name: string }) => x.name), ['ingress'])
-  t.same(Object.keys(res.json()).sort(), ['clusters', 'plugins', 'registries', 'resources', 'templates', 'workflows'])
+  t.same(Object.keys(res.json()).sort(), ['builds', 'clusters', 'plugins', 'registries', 'resources', 'templates', 'workflows'])
   t.equal((await app.inject({ url: '/v1/api/search?q=', headers: as(alice) })).statusCode, 400)
 })
 

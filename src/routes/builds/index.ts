@@ -4,7 +4,7 @@ import { Type } from 'typebox'
 import type { App } from '../../app-types.ts'
 import { errorResponses } from '../../../schemas/common.ts'
 import { streamResponse } from '../../../schemas/streams.ts'
-import { Build, BuildList, BuildListQuery, BuildParams, StartBuildBody, buildStreamDoc } from '../../../schemas/build.ts'
+import { BuildList, BuildListQuery, BuildParams, StartBuildBody, buildStreamDoc } from '../../../schemas/build.ts'
 import { pageReply } from '../../repositories/pagination.ts'
 import { serveStream } from '../../events/sse.ts'
 
@@ -23,7 +23,7 @@ export default async function buildRoutes(app: App) {
         'The build is `completed` only once the registry confirms it holds the pushed manifest digest. With `workflow_id` and `node_id`, that node\'s `image` is then set to `host/name:tag@sha256:…` (no other node changes).',
       ].join('\n\n'),
       body: StartBuildBody,
-      response: { 201: Build, ...errorResponses(400, 401, 403, 404, 413, 502, 503), ...unreadable },
+      response: { 201: Type.Ref('Build'), ...errorResponses(400, 401, 403, 404, 413, 502, 503), ...unreadable },
     },
   }, async (req, reply) => reply.code(201).send(await builds.start(req.user.id, req.body)))
 
@@ -39,7 +39,7 @@ export default async function buildRoutes(app: App) {
   })
 
   app.get('/v1/api/builds/:id', {
-    schema: { tags, operationId: 'getBuild', summary: 'one build', params: BuildParams, response: { 200: Build, ...errorResponses(401, 404) } },
+    schema: { tags, operationId: 'getBuild', summary: 'one build', params: BuildParams, response: { 200: Type.Ref('Build'), ...errorResponses(401, 404) } },
   }, async (req) => builds.get(req.user.id, req.params.id))
 
   app.get('/v1/api/builds/:id/stream', {
@@ -58,7 +58,7 @@ export default async function buildRoutes(app: App) {
     schema: {
       tags, operationId: 'cancelBuild', summary: 'cancel a build still running',
       description: 'The build becomes `cancelled` at once and stays so, whatever its pod reports while it dies; its Job is deleted with its pods (and the credentials Secret with it). A build that has ended → 409.',
-      params: BuildParams, response: { 200: Build, ...errorResponses(401, 404, 409) },
+      params: BuildParams, response: { 200: Type.Ref('Build'), ...errorResponses(401, 404, 409) },
     },
   }, async (req) => builds.cancel(req.user.id, req.params.id))
 }
