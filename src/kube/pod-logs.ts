@@ -10,11 +10,12 @@
 // Bounded everywhere: a line longer than maxLineBytes is cut (and marked); the partial line being read is
 // the only buffer; the hub drops events for a subscriber that cannot keep up; an error reply is read up to
 // 64 KiB.
+import { endingAfter } from '../events/ending-subscription.ts'
 import { request as httpRequest, type IncomingMessage, type ClientRequest, type Agent } from 'node:http'
 import { request as httpsRequest, type RequestOptions } from 'node:https'
 import { StringDecoder } from 'node:string_decoder'
 import type { KubeConfig } from '@kubernetes/client-node'
-import { MemoryStreamHub, type StreamEvent, type StreamHub, type Subscription, type SubscribeOptions } from '../events/stream-hub.ts'
+import { MemoryStreamHub, type StreamHub, type Subscription, type SubscribeOptions } from '../events/stream-hub.ts'
 import { describeNetworkError } from '../net/network-errors.ts'
 
 export interface LogTarget {
@@ -214,28 +215,6 @@ class Upstream {
   }
 }
 
-/** A subscription that ends after yielding a final event (so the SSE reply ends after `complete`). */
-function endingAfterFinal(sub: Subscription): Subscription {
-  let finished = false
-  return {
-    get closed() { return sub.closed },
-    get since() { return sub.since },
-    get done() { return sub.done },
-    close: () => sub.close(),
-    [Symbol.asyncIterator](): AsyncIterator<StreamEvent> {
-      const it = sub[Symbol.asyncIterator]()
-      return {
-        next: async () => {
-          if (finished) { sub.close(); return { value: undefined, done: true } }
-          const r = await it.next()
-          if (!r.done && FINAL.has(r.value.type)) finished = true
-          return r
-        },
-        return: async () => { sub.close(); return { value: undefined, done: true } },
-      }
-    },
-  }
-}
 
 export class PodLogStreams {
   private readonly upstreams = new Map<string, Upstream>()
@@ -258,7 +237,7 @@ export class PodLogStreams {
       publish: (key, type, data) => route(key).publish(key, type, data),
       subscriberCount: (key) => route(key).subscriberCount(key),
       close: () => this.close(),
-      subscribe: (key, opts) => endingAfterFinal(key.startsWith(ONCE_PREFIX) ? this.onceHub.subscribe(key, opts) : this.subscribeJoining(key, opts)),
+      subscribe: (key, opts) => endingAfter(key.startsWith(ONCE_PREFIX) ? this.onceHub.subscribe(key, opts) : this.subscribeJoining(key, opts), FINAL),
     }
   }
 

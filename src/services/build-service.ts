@@ -3,6 +3,8 @@
 // the pod's containers and logs give status, phase and progress; the pushed digest is confirmed against the
 // registry before the build is called completed; everything kept or sent is masked first. A restart
 // re-attaches to builds still running (their Jobs keep going meanwhile); a cancel is final.
+import { endingAfter } from '../events/ending-subscription.ts'
+import { coalescingWriter, type CoalescingWriter } from './coalescing-writer.ts'
 import type { KubeConfig } from '@kubernetes/client-node'
 import { BadRequest, Conflict, NotFound, Unavailable, AppError } from '../errors.ts'
 import type { EventBus } from '../events/bus.ts'
@@ -75,7 +77,7 @@ interface Active {
   stopped: boolean
   /** The terminal event once published (a stream opened after it replays it). */
   terminal: { type: 'complete' | 'failed' | 'cancelled'; data: object } | null
-  saver: { touch(): void; flush(): Promise<void> }
+  saver: CoalescingWriter
   done: Promise<void>
 }
 
@@ -252,24 +254,12 @@ export class BuildService {
   }
 
   /** Writes progress and log at most one write at a time, the newest state last; a refused write means the build ended elsewhere (cancelled). */
-  private saver(id: string, current: () => Active) {
-    let writing: Promise<void> | null = null
-    let dirty = false
-    const write = (): Promise<void> => {
-      dirty = false
+  private saver(id: string, current: () => Active): CoalescingWriter {
+    return coalescingWriter(async () => {
       const run = current()
-      writing = this.deps.builds.progress(id, { ...run.state, logs: run.log.lines(), logs_truncated: run.log.truncated }).then((doc) => {
-        if (!doc && !run.terminal) run.follower?.stop()
-      }, () => undefined).then(() => {
-        writing = null
-        if (dirty) return write()
-      })
-      return writing
-    }
-    return {
-      touch: () => { if (writing) dirty = true; else void write() },
-      flush: async () => { while (writing) await writing },
-    }
+      const doc = await this.deps.builds.progress(id, { ...run.state, logs: run.log.lines(), logs_truncated: run.log.truncated })
+      if (!doc && !run.terminal) run.follower?.stop()
+    })
   }
 
   private async conclude(run: Active, outcome: Exclude<PodOutcome, { kind: 'stopped' }>): Promise<void> {
@@ -437,7 +427,7 @@ export class BuildService {
           else if (!resumed) out.push(ev('progress', { status: stored.status, phase: stored.phase, progress: stored.progress }))
           return out
         }
-        return endingAfterTerminal(real, replay)
+        return endingAfter(real, FINAL_EVENTS, replay)
       },
     }
     return { key, hub, metadata }
@@ -530,29 +520,5 @@ function terminalEvent(doc: Pick<BuildDoc, 'status' | 'error' | 'phase' | 'image
   return null
 }
 
-/** Replays first (computed once the record is loaded), then the live events; ends after a terminal event. */
-function endingAfterTerminal(sub: Subscription, replay: () => StreamEvent[]): Subscription {
-  let queue: StreamEvent[] | null = null
-  let finished = false
-  return {
-    get closed() { return sub.closed },
-    get since() { return sub.since },
-    get done() { return sub.done },
-    close: () => sub.close(),
-    [Symbol.asyncIterator](): AsyncIterator<StreamEvent> {
-      const it = sub[Symbol.asyncIterator]()
-      return {
-        next: async () => {
-          if (finished) { sub.close(); return { value: undefined, done: true } }
-          queue ??= replay()
-          const r = queue.length ? { value: queue.shift()!, done: false as const } : await it.next()
-          if (!r.done && FINAL_EVENTS.has(r.value.type)) finished = true
-          return r
-        },
-        return: async () => { sub.close(); return { value: undefined, done: true } },
-      }
-    },
-  }
-}
 
 export { RUNNING_STATUSES }

@@ -8,6 +8,7 @@
 //
 // Never stored, logged or echoed: the compose content, interpolation variables, and a Git token (the token
 // lives in this module's memory for the one fetch, and every log line passes a redactor holding it).
+import { coalescingWriter, type CoalescingWriter } from './coalescing-writer.ts'
 import { BadRequest, Conflict, NotFound, Unavailable, AppError } from '../errors.ts'
 import { newId } from '../repositories/ids.ts'
 import { TERMINAL_STATUSES, type ImportSession, type ImportSessionDoc, type ImportSessionRepository, type ImportStatus, type ImportProgress } from '../repositories/import-sessions.ts'
@@ -247,21 +248,8 @@ export class ImportService {
   }
 
   /** Writes the progress of a session still going, one write at a time, the newest state last. */
-  private progressSaver(id: string, current: () => ImportProgress) {
-    let writing: Promise<void> | null = null
-    let dirty = false
-    const write = (): Promise<void> => {
-      dirty = false
-      writing = this.deps.sessions.progress(id, current()).then(() => undefined, () => undefined).then(() => {
-        writing = null
-        if (dirty) return write()
-      })
-      return writing
-    }
-    return {
-      touch: () => { if (writing) dirty = true; else void write() },
-      flush: async () => { while (writing) await writing },
-    }
+  private progressSaver(id: string, current: () => ImportProgress): CoalescingWriter {
+    return coalescingWriter(() => this.deps.sessions.progress(id, current()))
   }
 
   // Start-up and shutdown

@@ -1,6 +1,7 @@
 // Runs: a workflow's graph put on a cluster. The request does the checks (access, rendering) and records
 // the run; the apply happens in the background, recorded as it goes, so neither a client disconnect nor a
 // crash leaves anyone guessing. Run-time secret and env values go to the cluster and nowhere else.
+import { coalescingWriter, type CoalescingWriter } from './coalescing-writer.ts'
 import type { KubeConfig } from '@kubernetes/client-node'
 import { BadRequest, Conflict, NotFound, Unavailable, UpstreamError, AppError } from '../errors.ts'
 import type { EventBus } from '../events/bus.ts'
@@ -330,21 +331,8 @@ export class RunService {
   }
 
   /** Writes a run's progress at most one write at a time, the newest state last. */
-  private progressSaver(runId: string, nodes: () => RunNodeResult[], log: RunLog) {
-    let writing: Promise<void> | null = null
-    let dirty = false
-    const write = (): Promise<void> => {
-      dirty = false
-      writing = this.deps.runs.progress(runId, { nodes: nodes(), logs: log.lines() }).catch(() => undefined).then(() => {
-        writing = null
-        if (dirty) return write()
-      })
-      return writing
-    }
-    return {
-      touch: () => { if (writing) dirty = true; else void write() },
-      flush: async () => { while (writing) await writing },
-    }
+  private progressSaver(runId: string, nodes: () => RunNodeResult[], log: RunLog): CoalescingWriter {
+    return coalescingWriter(() => this.deps.runs.progress(runId, { nodes: nodes(), logs: log.lines() }))
   }
 
   // Start-up and shutdown

@@ -2,7 +2,8 @@
 // made with the `git` binary and served by `git http-backend` (git's own CGI server), so a client talks to
 // the same protocol a real forge speaks. `auth` makes every request need HTTP Basic with that login (as a
 // private repository on a forge does: 401 with a Basic challenge otherwise).
-import { createServer, type IncomingMessage, type Server } from 'node:http'
+import { basicLogin } from './basic-auth.ts'
+import { createServer, type Server } from 'node:http'
 import { spawn, execFile } from 'node:child_process'
 import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises'
 import { existsSync } from 'node:fs'
@@ -26,14 +27,6 @@ export interface GitServer {
   /** Requests received, for tests that check what a client sent (never the Authorization value). */
   requests: Array<{ method: string; path: string; authorized: boolean }>
   close(): Promise<void>
-}
-
-function basicLogin(req: IncomingMessage): { user: string; pass: string } | null {
-  const m = /^Basic (.+)$/.exec(req.headers.authorization ?? '')
-  if (!m) return null
-  const text = Buffer.from(m[1], 'base64').toString('utf8')
-  const colon = text.indexOf(':')
-  return colon === -1 ? null : { user: text.slice(0, colon), pass: text.slice(colon + 1) }
 }
 
 const gitEnv = { GIT_AUTHOR_NAME: 'test', GIT_AUTHOR_EMAIL: 'test@example.com', GIT_COMMITTER_NAME: 'test', GIT_COMMITTER_EMAIL: 'test@example.com', GIT_CONFIG_NOSYSTEM: '1', HOME: tmpdir() }

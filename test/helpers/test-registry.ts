@@ -4,6 +4,7 @@
 // token service (which checks HTTP Basic and grants `repository:<name>:pull,push` scopes). Content is
 // verified as a real registry does (a digest that does not match the bytes is 400 DIGEST_INVALID, a
 // manifest naming unknown blobs is 400 MANIFEST_BLOB_UNKNOWN), so a client that gets a 201 really pushed.
+import { basicLogin } from './basic-auth.ts'
 import { createHash, randomBytes, randomUUID } from 'node:crypto'
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -44,14 +45,6 @@ const DIGEST = /^sha256:[a-f0-9]{64}$/
 const TAG = /^[\w][\w.-]{0,127}$/
 
 const sha256 = (b: Buffer) => `sha256:${createHash('sha256').update(b).digest('hex')}`
-
-function basicLogin(req: IncomingMessage): { user: string; pass: string } | null {
-  const m = /^Basic (.+)$/i.exec(req.headers.authorization ?? '')
-  if (!m) return null
-  const text = Buffer.from(m[1], 'base64').toString('utf8')
-  const colon = text.indexOf(':')
-  return colon === -1 ? null : { user: text.slice(0, colon), pass: text.slice(colon + 1) }
-}
 
 async function readBody(req: IncomingMessage): Promise<Buffer> {
   const parts: Buffer[] = []

@@ -2,6 +2,7 @@
 // challenge naming its own /token service, which checks HTTP Basic and issues a random token; `basic` mode
 // checks HTTP Basic on /v2/ itself; `open` lets anyone in. Every request is recorded so tests can see which
 // headers went where.
+import { basicLogin } from '../helpers/basic-auth.ts'
 import { createServer, type IncomingMessage, type Server } from 'node:http'
 import { randomBytes } from 'node:crypto'
 import type { AddressInfo } from 'node:net'
@@ -25,14 +26,6 @@ export interface FakeRegistry {
   token: string
   requests: Array<{ method: string; path: string; authorization: string | undefined }>
   close(): Promise<void>
-}
-
-function basicLogin(req: IncomingMessage): { user: string; pass: string } | null {
-  const m = /^Basic (.+)$/.exec(req.headers.authorization ?? '')
-  if (!m) return null
-  const text = Buffer.from(m[1], 'base64').toString('utf8')
-  const colon = text.indexOf(':')
-  return colon === -1 ? null : { user: text.slice(0, colon), pass: text.slice(colon + 1) }
 }
 
 export async function startFakeRegistry(options: FakeRegistryOptions): Promise<FakeRegistry> {

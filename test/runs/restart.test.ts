@@ -122,7 +122,8 @@ t.test('graceful shutdown: a run still going after the grace period is recorded 
   const headers = { authorization: `Bearer ${login.json().token}` }
   const wf = await app.inject({ method: 'POST', url: '/v1/api/workflows', headers, payload: { name: 'graceful', cluster_id: 'sim' } })
   await app.inject({ method: 'POST', url: `/v1/api/workflows/${wf.json().id}/save`, headers, payload: shopGraph({ namespace: 'graceful' }) })
-  sim.faults.setLatency(300)
+  // Slow enough that the run is still applying after a second instance has started, even on a loaded machine.
+  sim.faults.setLatency(2000)
   t.teardown(() => sim.faults.reset())
   // Over a real connection: the server must not wait a minute for this reply when it shuts down.
   const address = await app.listen({ port: 0, host: '127.0.0.1' })
