@@ -47,8 +47,20 @@ export class WorkflowService {
     return this.deps.workflows.list(ownerId, req, filter, options)
   }
 
+  /** As `list` (summaries only), for a caller that only reads the result (a reply): it may be shared and deep-frozen. */
+  listShared(ownerId: string, req: PageRequest, filter: { status?: WorkflowStatus } = {}): Promise<Readonly<Page<WorkflowSummary>>> {
+    return this.deps.workflows.listShared(ownerId, req, filter)
+  }
+
   async get(ownerId: string, id: string): Promise<Workflow> {
     const wf = await this.deps.workflows.get(ownerId, id)
+    if (!wf) throw new NotFound('workflow')
+    return wf
+  }
+
+  /** As `get`, for a caller that only reads the result (a reply): it may be shared and deep-frozen. */
+  async getShared(ownerId: string, id: string): Promise<Readonly<Workflow>> {
+    const wf = await this.deps.workflows.getShared(ownerId, id)
     if (!wf) throw new NotFound('workflow')
     return wf
   }
@@ -120,7 +132,7 @@ export class WorkflowService {
   }
 
   async listRuns(ownerId: string, id: string, req: PageRequest, filter: { status?: RunStatus } = {}): Promise<Page<Run>> {
-    await this.get(ownerId, id)
+    await this.getShared(ownerId, id) // only whether it is the owner's
     return this.deps.runs.list(ownerId, id, req, filter)
   }
 
@@ -151,7 +163,7 @@ export class WorkflowService {
 
   /** Summaries; `graph` adds each version's nodes and edges. */
   async listVersions(ownerId: string, id: string, req: PageRequest, options: { graph?: boolean } = {}): Promise<Page<VersionSummary>> {
-    await this.get(ownerId, id)
+    await this.getShared(ownerId, id) // only whether it is the owner's
     return this.deps.versions.list(ownerId, id, req, options)
   }
 

@@ -6,9 +6,12 @@ import {
   WorkflowParams, CreateWorkflowBody, UpdateWorkflowBody, SaveWorkflowBody, CloneWorkflowBody, SetStatusBody,
   WorkflowListQuery, WorkflowList, RunListQuery, RunList, DeleteWorkflowQuery,
 } from '../../../schemas/workflow.ts'
-import { pageReply } from '../../repositories/pagination.ts'
+import { pageReply, type Page } from '../../repositories/pagination.ts'
+import { derivedSnapshot } from '../../repositories/snapshot.ts'
+import type { WorkflowSummary } from '../../repositories/workflows.ts'
 
 const tags = ['workflows']
+const workflowsReply = (page: Page<WorkflowSummary>) => pageReply('workflows', page)
 
 export default async function workflowRoutes(app: App) {
   const service = app.services.workflows
@@ -28,12 +31,14 @@ export default async function workflowRoutes(app: App) {
     },
   }, async (req) => {
     const { status, include, ...page } = req.query
-    return pageReply('workflows', await service.list(req.user.id, page, { status }, { graph: include === 'graph' }))
+    if (include === 'graph') return pageReply('workflows', await service.list(req.user.id, page, { status }, { graph: true }))
+    // A cached page's reply is derived (and serialized) once, while the page stays cached.
+    return derivedSnapshot(await service.listShared(req.user.id, page, { status }), workflowsReply)
   })
 
   app.get('/v1/api/workflows/:id', {
     schema: { tags, operationId: 'getWorkflow', summary: 'one workflow', params: WorkflowParams, response: { 200: Type.Ref('Workflow'), ...errorResponses(401, 404) } },
-  }, async (req) => service.get(req.user.id, req.params.id))
+  }, async (req) => service.getShared(req.user.id, req.params.id))
 
   app.put('/v1/api/workflows/:id', {
     schema: {
