@@ -78,6 +78,6 @@ export class RequestLogController extends LogController {
       return
     }
     // The request's own logger decides (a route may have its own level); the access logger writes.
-    if ((reply.log as Logger).isLevelEnabled('info')) accessLogger(request.server.log).info({ reqId: request.id, req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed')
+    if ((reply.log as Partial<Logger>).isLevelEnabled?.('info')) accessLogger(request.server.log).info({ reqId: request.id, req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed')
   }
 }
