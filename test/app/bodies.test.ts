@@ -21,6 +21,8 @@ const operations = Object.entries(doc.paths).flatMap(([path, item]) => Object.en
 const writes = operations.filter((o) => ['POST', 'PUT', 'PATCH', 'DELETE'].includes(o.method))
 /** Whether the operation takes no body or one whose fields are all optional. */
 const needsNoBody = (o: Operation) => {
+  // An operation taking only another media type (a multipart upload) answers a JSON body 415, rightly.
+  if (o.requestBody && !o.requestBody.content?.['application/json']) return false
   const schema = o.requestBody?.content?.['application/json']?.schema
   return (schema?.required ?? []).length === 0 && (schema?.minProperties ?? 0) === 0
 }
