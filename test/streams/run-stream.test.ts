@@ -164,7 +164,10 @@ t.test('node_update carries the node\'s stored status, whichever of its objects 
     owner_id: owner.user.id, workflow_id: id, resource_id: 'other-object', node_id: 'n-api', kind: 'Namespace', name: 'streamed', namespace: null,
     old_status: 'pending', new_status: 'running', message: 'active', counters: {},
   })
-  const events = await s.until('status_change', (e) => e.some((x) => x.type === 'status_change'))
-  t.same(events.find((e) => e.type === 'node_update')!.data, { node_id: 'n-api', kind: 'Namespace', status: stored }, 'the node\'s status, not the object\'s')
-  t.match(events.find((e) => e.type === 'status_change')!.data, { resource_id: 'other-object', new_status: 'running' })
+  // The watchers keep reporting the workflow's other objects (the autoscaler whose target was deleted), so
+  // pick out the events of this change.
+  const ours = (x: SseEvent) => x.type === 'status_change' && x.data.resource_id === 'other-object'
+  const events = await s.until('status_change', (e) => e.some(ours))
+  t.same(events.find((e) => e.type === 'node_update' && e.data.node_id === 'n-api')!.data, { node_id: 'n-api', kind: 'Namespace', status: stored }, 'the node\'s status, not the object\'s')
+  t.match(events.find(ours)!.data, { resource_id: 'other-object', new_status: 'running' })
 })
