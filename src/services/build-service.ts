@@ -3,6 +3,7 @@
 // the pod's containers and logs give status, phase and progress; the pushed digest is confirmed against the
 // registry before the build is called completed; everything kept or sent is masked first. A restart
 // re-attaches to builds still running (their Jobs keep going meanwhile); a cancel is final.
+import { Heartbeat, staleBefore } from './heartbeat.ts'
 import { endingAfter } from '../events/ending-subscription.ts'
 import { coalescingWriter, type CoalescingWriter } from './coalescing-writer.ts'
 import type { KubeConfig } from '@kubernetes/client-node'
@@ -90,11 +91,17 @@ export class BuildService {
   private readonly active = new Map<string, Active>()
   private readonly watch: WatchHub
   private readonly instanceId: string
-  private heartbeat: NodeJS.Timeout | null = null
+  private readonly heartbeat: Heartbeat
   private readonly attaching = new Set<Promise<void>>()
   private closing = false
 
   constructor(private readonly deps: BuildServiceDeps) {
+    this.heartbeat = new Heartbeat({
+      periodMs: this.deps.config.heartbeatMs,
+      beat: (at) => this.deps.builds.heartbeat([...this.active.keys()], at),
+      sweep: () => this.sweep(),
+      onError: (err) => this.deps.log.warn({ err: { message: String((err as Error)?.message) } }, 'build heartbeat failed'),
+    })
     this.instanceId = deps.builds.newId()
     this.watch = new WatchHub({
       labelSelector: BUILD_SELECTOR,
@@ -438,18 +445,13 @@ export class BuildService {
   /** Re-attaches builds no live process follows (at start-up, then every heartbeat period), and marks this process's builds alive. */
   async recover(): Promise<number> {
     const count = await this.sweep()
-    this.heartbeat ??= setInterval(() => {
-      void this.deps.builds.heartbeat([...this.active.keys()], new Date()).then(() => this.sweep()).catch((err: unknown) => {
-        this.deps.log.warn({ err: { message: String((err as Error)?.message) } }, 'build heartbeat failed')
-      })
-    }, this.deps.config.heartbeatMs)
-    this.heartbeat.unref()
+    this.heartbeat.start()
     return count
   }
 
   private async sweep(): Promise<number> {
     if (this.closing) return 0
-    const abandoned = await this.deps.builds.abandoned(this.instanceId, new Date(Date.now() - 3 * this.deps.config.heartbeatMs))
+    const abandoned = await this.deps.builds.abandoned(this.instanceId, staleBefore(this.deps.config.heartbeatMs))
     let taken = 0
     for (const doc of abandoned) {
       if (this.active.has(doc._id) || !(await this.deps.builds.claim(doc._id, doc, this.instanceId))) continue
@@ -502,8 +504,7 @@ export class BuildService {
   /** Shutdown: stop following (the Jobs go on in their clusters) and hand the builds to the next process at once. */
   async close(): Promise<void> {
     this.closing = true
-    if (this.heartbeat) clearInterval(this.heartbeat)
-    this.heartbeat = null
+    this.heartbeat.stop()
     await Promise.allSettled([...this.attaching])
     const runs = [...this.active.values()]
     for (const run of runs) { run.stopped = true; run.follower?.stop() }

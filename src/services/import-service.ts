@@ -8,6 +8,7 @@
 //
 // Never stored, logged or echoed: the compose content, interpolation variables, and a Git token (the token
 // lives in this module's memory for the one fetch, and every log line passes a redactor holding it).
+import { Heartbeat, staleBefore } from './heartbeat.ts'
 import { coalescingWriter, type CoalescingWriter } from './coalescing-writer.ts'
 import { BadRequest, Conflict, NotFound, Unavailable, AppError } from '../errors.ts'
 import { newId } from '../repositories/ids.ts'
@@ -72,12 +73,18 @@ const MERGE_GAP_X = 160
 export class ImportService {
   private readonly inFlight = new Map<string, Promise<ImportSession>>()
   private readonly instanceId = newId()
-  private heartbeat: NodeJS.Timeout | null = null
+  private readonly heartbeat: Heartbeat
   private closing = false
   /** A clone holds up to IMPORT_GIT_MAX_BYTES in memory and an analysis holds the event loop: both are bounded per process. */
   private readonly slots: ReturnType<typeof limiter>
 
   constructor(private readonly deps: ImportServiceDeps) {
+    this.heartbeat = new Heartbeat({
+      periodMs: this.deps.heartbeatMs,
+      beat: (at) => this.deps.sessions.heartbeat([...this.inFlight.keys()], at),
+      sweep: () => this.sweep(),
+      onError: (err) => this.deps.log.warn({ err: { message: String((err as Error)?.message) } }, 'import heartbeat failed'),
+    })
     this.slots = limiter(deps.concurrency)
   }
 
@@ -257,17 +264,12 @@ export class ImportService {
   /** Fails the sessions a dead process left unfinished, then keeps this process's sessions marked alive. */
   async recover(): Promise<number> {
     const count = await this.sweep()
-    this.heartbeat ??= setInterval(() => {
-      void this.deps.sessions.heartbeat([...this.inFlight.keys()], new Date()).then(() => this.sweep()).catch((err: unknown) => {
-        this.deps.log.warn({ err: { message: String((err as Error)?.message) } }, 'import heartbeat failed')
-      })
-    }, this.deps.heartbeatMs)
-    this.heartbeat.unref()
+    this.heartbeat.start()
     return count
   }
 
   private async sweep(): Promise<number> {
-    const abandoned = await this.deps.sessions.abandoned(this.instanceId, new Date(Date.now() - 3 * this.deps.heartbeatMs))
+    const abandoned = await this.deps.sessions.abandoned(this.instanceId, staleBefore(this.deps.heartbeatMs))
     for (const doc of abandoned) await this.interrupt(doc, INTERRUPTED)
     return abandoned.length
   }
@@ -284,8 +286,7 @@ export class ImportService {
   /** Refuses new imports, gives those in flight `graceMs`, then records the rest as interrupted. */
   async close(graceMs: number): Promise<void> {
     this.closing = true
-    if (this.heartbeat) clearInterval(this.heartbeat)
-    this.heartbeat = null
+    this.heartbeat.stop()
     if (!this.inFlight.size) return
     let timer: NodeJS.Timeout | undefined
     await Promise.race([

@@ -1,6 +1,7 @@
 // Runs: a workflow's graph put on a cluster. The request does the checks (access, rendering) and records
 // the run; the apply happens in the background, recorded as it goes, so neither a client disconnect nor a
 // crash leaves anyone guessing. Run-time secret and env values go to the cluster and nowhere else.
+import { Heartbeat, staleBefore } from './heartbeat.ts'
 import { coalescingWriter, type CoalescingWriter } from './coalescing-writer.ts'
 import type { KubeConfig } from '@kubernetes/client-node'
 import { BadRequest, Conflict, NotFound, Unavailable, UpstreamError, AppError } from '../errors.ts'
@@ -85,9 +86,15 @@ export class RunService {
   private readonly closingSignal = new Promise<void>((resolve) => { this.announceClosing = resolve })
   /** Tells this process's runs from those of a dead process or of another replica on the same database. */
   private readonly instanceId = newRunId()
-  private heartbeat: NodeJS.Timeout | null = null
+  private readonly heartbeat: Heartbeat
 
   constructor(private readonly deps: RunServiceDeps) {
+    this.heartbeat = new Heartbeat({
+      periodMs: this.deps.heartbeatMs,
+      beat: (at) => this.deps.runs.heartbeat([...this.inFlight.keys()], at),
+      sweep: () => this.sweep(),
+      onError: (err) => this.deps.log.warn({ err: { message: String((err as Error)?.message) } }, 'run heartbeat failed'),
+    })
     this.limiters = new ClusterLimiters(deps.clusterConcurrency)
   }
 
@@ -350,17 +357,12 @@ export class RunService {
       await this.deps.workflows.unlockRun(id, run_id)
       this.deps.log.warn({ workflow_id: id, run_id }, 'released the run lock of a run that is not running')
     }
-    this.heartbeat ??= setInterval(() => {
-      void this.deps.runs.heartbeat([...this.inFlight.keys()], new Date()).then(() => this.sweep()).catch((err: unknown) => {
-        this.deps.log.warn({ err: { message: String((err as Error)?.message) } }, 'run heartbeat failed')
-      })
-    }, this.deps.heartbeatMs)
-    this.heartbeat.unref()
+    this.heartbeat.start()
     return count
   }
 
   private async sweep(): Promise<number> {
-    const abandoned = await this.deps.runs.abandoned(this.instanceId, new Date(Date.now() - 3 * this.deps.heartbeatMs))
+    const abandoned = await this.deps.runs.abandoned(this.instanceId, staleBefore(this.deps.heartbeatMs))
     for (const doc of abandoned) await this.interrupt(doc, INTERRUPTED)
     return abandoned.length
   }
@@ -378,8 +380,7 @@ export class RunService {
   /** Refuses new runs, gives those in flight `graceMs` to finish, then records the rest as interrupted. */
   async close(graceMs: number): Promise<void> {
     this.stopAccepting()
-    if (this.heartbeat) clearInterval(this.heartbeat)
-    this.heartbeat = null
+    this.heartbeat.stop()
     if (!this.inFlight.size) return
     let timer: NodeJS.Timeout | undefined
     await Promise.race([
