@@ -19,7 +19,7 @@ import type { WorkflowService } from './workflow-service.ts'
 import { assertValidGraph, type GraphEdge, type GraphNode } from './workflow-graph.ts'
 import { analyzeCompose, analyzeFileTree, ImportTooLarge, MAX_COMPOSE_BYTES, type Analysis, type ImportOptions } from './import/index.ts'
 import { NODE_WIDTH } from './import/layout.ts'
-import { fetchRepository, type GitFetchLimits } from './import/git-fetch.ts'
+import type { fetchRepository, GitFetchLimits } from './import/git-fetch.ts'
 import { RunLog } from './run-log.ts'
 import { limiter } from './run-limiter.ts'
 import { redactor, type Redact } from './run-redaction.ts'
@@ -222,7 +222,8 @@ export class ImportService {
       } else {
         step('cloning', 5, 'fetching the repository')
         await saver.flush()
-        const fetched = await (this.deps.fetch ?? fetchRepository)({ url: session.url!, branch: request.branch, token: request.token, username: request.username }, {
+        // The Git client is loaded on the first Git import, not at start-up.
+        const fetched = await (this.deps.fetch ?? (await import('./import/git-fetch.ts')).fetchRepository)({ url: session.url!, branch: request.branch, token: request.token, username: request.username }, {
           policy: this.deps.policy, limits: this.deps.gitLimits, onLog: addLog,
           onProgress: (phase, fraction) => {
             const span = FETCH_PHASES[phase]
