@@ -18,28 +18,6 @@ interface Inserted {
 
 const MAX_ALIASES = 100
 
-// YAML 1.2 core schema, as the yaml package resolves plain scalars.
-const CORE_NULL = /^(?:~|null|Null|NULL)?$/
-const CORE_BOOL = /^(?:true|True|TRUE|false|False|FALSE)$/
-const CORE_INT = /^[-+]?[0-9]+$/
-const CORE_OCT = /^0o[0-7]+$/
-const CORE_HEX = /^0x[0-9a-fA-F]+$/
-const CORE_FLOAT = /^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$/
-
-/** What a plain scalar with this text would mean if the value had been pasted into the YAML. */
-function resolvePlain(text: string): unknown {
-  if (CORE_NULL.test(text)) return null
-  if (CORE_BOOL.test(text)) return text[0] === 't' || text[0] === 'T'
-  if (CORE_INT.test(text)) {
-    const n = Number(text)
-    return Number.isSafeInteger(n) ? n : text
-  }
-  if (CORE_OCT.test(text)) return parseInt(text.slice(2), 8)
-  if (CORE_HEX.test(text)) return parseInt(text.slice(2), 16)
-  if (CORE_FLOAT.test(text)) return Number(text)
-  return text
-}
-
 function nonEmptyString(v: unknown): v is string {
   return typeof v === 'string' && v.trim().length > 0
 }
@@ -99,16 +77,20 @@ function substitute(doc: Document.Parsed, inserted: Inserted[], tokenRe: RegExp,
       const exact = exactRe.exec(src)
       if (exact !== null && !isKey && plain) {
         const e = entry(exact[1])
+        // The template asked for a typed node (toYaml/toJson/quote), or the scalar is the value itself and
+        // the value is a number or a boolean: the value's own type. Any other value is its text, a string:
+        // "3", "true", "null" or "" from a string field must not turn into a number, a boolean or null.
         let replacement: unknown
         if (e.syntax !== NO_SYNTAX) replacement = toPlain(e.syntax)
         else if (typeof e.value === 'bigint' || typeof e.value === 'number' || typeof e.value === 'boolean') replacement = toPlain(e.value)
-        else replacement = resolvePlain(e.text)
+        else replacement = e.text
         const created = doc.createNode(replacement) as YamlNode
         if (node.anchor) created.anchor = node.anchor
         return created
       }
-      const text = src.replace(tokenRe, (_, i: string) => entry(i).text)
-      node.value = plain && !isKey ? resolvePlain(text) : text
+      // Text and values, or several values, concatenate into a string, whatever the joined text would
+      // mean as YAML ("" + "-" + "0" is the string "-0", not the number).
+      node.value = src.replace(tokenRe, (_, i: string) => entry(i).text)
       return undefined
     },
   })

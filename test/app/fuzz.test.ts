@@ -2,10 +2,12 @@
 // route schemas, valid and hostile, as anonymous, a plain user, an admin and forged tokens, against real
 // records of both users. Whatever is sent, the service answers a status the operation documents, never a
 // 5xx other than a documented 502/503, errors as exactly `{error}`, and no stack trace, driver text or
-// seeded secret, in a reply or (for secrets) in the log. Deterministic: a fixed seed, printed; FUZZ_SEED
-// and FUZZ_RUNS override it, FUZZ_REPORT=<file> writes the findings as JSON.
+// seeded secret, in a reply or (for secrets) in the log. Deterministic: the shared fixed seed, printed
+// (test/helpers/seed.ts; FC_SEED overrides it), FUZZ_RUNS the runs per operation, FUZZ_REPORT=<file>
+// writes the findings as JSON.
 import t from 'tap'
 import fc from 'fast-check'
+import { SEED as SHARED_SEED, runs } from '../helpers/seed.ts'
 import { writeFileSync } from 'node:fs'
 import { createHmac, randomBytes } from 'node:crypto'
 import { startTestApp } from '../helpers/app.ts'
@@ -15,14 +17,14 @@ import { judge, type Breach } from '../helpers/fuzz-oracle.ts'
 import { buildRequest, describeRequest, operationsOf, planArbitrary, type BuiltRequest, type Operation, type PathPools, type RequestPlan, type Role } from '../helpers/fuzz-requests.ts'
 import type { JsonSchema } from '../helpers/fuzz-schema.ts'
 
-const SEED = Number(process.env.FUZZ_SEED ?? 20_261_123)
-const RUNS = Number(process.env.FUZZ_RUNS ?? 40)
+const SEED = SHARED_SEED
+const RUNS = Number(process.env.FUZZ_RUNS ?? runs(40))
 /** Requests spent shrinking one counterexample before settling for the smallest found so far. */
 const SHRINK_BUDGET = 60
 /** Distinct kinds of breach shrunk and reported per operation; more are listed by name only. */
 const MAX_KINDS = 6
 
-t.comment(`fuzz seed ${SEED}, ${RUNS} runs per operation (override with FUZZ_SEED, FUZZ_RUNS)`)
+t.comment(`fuzz seed ${SEED}, ${RUNS} runs per operation (override with FC_SEED, FUZZ_RUNS)`)
 
 // The sign-in limits are raised so the fuzzer reaches validation and handlers instead of the limiter;
 // the limits themselves are tested in test/auth/rate-limit.test.ts. The service's own outbound policy

@@ -3,6 +3,7 @@
 // exactly the answers of the general path, which these tests compare against.
 import t from 'tap'
 import fc from 'fast-check'
+import { runs as scaledRuns } from '../helpers/seed.ts'
 import { BSON, Double, Int32, Long, MongoClient, ObjectId, type Document } from 'mongodb'
 import { encodeStoredBatchReply, STORED_BATCH, type CursorReplyDoc } from '../../src/embedded-mongo/encoded-docs.ts'
 import { matchesEqualities, plainEqualities } from '../../src/embedded-mongo/equality-match.ts'
@@ -53,7 +54,7 @@ t.test('the direct equality check agrees with mingo wherever it decides, over ra
     if (fast === undefined) return true
     decided++
     return fast === compileFilter(q).test(doc)
-  }), { numRuns: 5000 })
+  }), { numRuns: scaledRuns(5000) })
   // The check must actually decide most cases, or the fast path would be a no-op.
   t.ok(decided > runs / 2, `decided ${decided} of ${runs} cases`)
 })
@@ -126,7 +127,7 @@ t.test('random queries over random documents: the fast path returns what the gen
     const fast = await ids(q)
     if (fast.length > 0) nonEmpty++
     t.same(fast, await ids({ $and: [q] }), JSON.stringify(q))
-  }), { numRuns: 150 })
+  }), { numRuns: scaledRuns(150) })
   t.ok(nonEmpty > 10, `${nonEmpty} queries matched something`)
 })
 
@@ -156,7 +157,7 @@ t.test('finds send stored documents byte-for-byte as a full re-encode would', as
     const cursor = first ? { firstBatch: stored, id: Long.fromNumber(12345), ns: 'db.c' } : { nextBatch: stored, id: Long.ZERO, ns: 'db.c' }
     const reply: CursorReplyDoc = { cursor, ok: 1, [STORED_BATCH]: true }
     return Buffer.from(BSON.serialize(reply, { ignoreUndefined: true })).equals(encodeStoredBatchReply(reply))
-  }), { numRuns: 300 })
+  }), { numRuns: scaledRuns(300) })
   t.pass('300 random replies encoded identically')
 })
 
@@ -201,7 +202,7 @@ t.test('the direct projection gives the fields and values mingo\'s projection gi
     const sorted = (d: Doc): Doc => Object.fromEntries(Object.entries(d).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
     const bytes = (ds: Doc[]): Buffer => Buffer.from(BSON.serialize({ ds: ds.map(sorted) }, { ignoreUndefined: true }))
     return bytes(actual).equals(bytes(expected))
-  }), { numRuns: 3000 })
+  }), { numRuns: scaledRuns(3000) })
   t.ok(fastTaken > 500, `the direct projection was taken ${fastTaken} times`)
 })
 
@@ -229,7 +230,7 @@ t.test('countDocuments\' pipeline is answered by counting the matched documents,
     const expected = (await general(stages))[0]?.n ?? 0
     if (expected > 0) nonZero++
     t.equal(counted, expected, JSON.stringify({ q, skip, limit }))
-  }), { numRuns: 150 })
+  }), { numRuns: scaledRuns(150) })
   t.equal(taken, 150, 'every countDocuments took the shortcut')
   t.ok(nonZero > 20, `${nonZero} counts were not zero`)
   for (const id of [1, null, 'all', true, 2.5]) {

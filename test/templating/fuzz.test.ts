@@ -2,11 +2,12 @@
 // (only TemplateError), never hang, and never exceed the render limits.
 import t from 'tap'
 import fc from 'fast-check'
+import { SEED, runs } from '../helpers/seed.ts'
 import { parseTemplate, renderManifestTemplate, TemplateError, ManifestTemplateError, type RenderLimits } from '../../src/templating/index.ts'
 import { DATA, dataArb, noiseArb, templateArb } from './arbitraries.ts'
 
 const LIMITS: RenderLimits = { maxOutputBytes: 4096, maxRangeIterations: 200, maxDepth: 20, timeBudgetMs: 100 }
-const seed = Number(process.env.TEMPLATE_FUZZ_SEED ?? Date.now() % 2 ** 31)
+const seed = SEED
 
 function renderBounded(source: string, data: unknown): void {
   const started = performance.now()
@@ -23,12 +24,12 @@ function renderBounded(source: string, data: unknown): void {
 }
 
 t.test(`generated templates with random data only ever fail with TemplateError, within the limits (seed ${seed})`, async () => {
-  fc.assert(fc.property(templateArb, fc.oneof(fc.constant(DATA as unknown), dataArb), renderBounded), { numRuns: 1500, seed })
+  fc.assert(fc.property(templateArb, fc.oneof(fc.constant(DATA as unknown), dataArb), renderBounded), { numRuns: runs(1500), seed })
 })
 
 t.test(`token noise never crashes the lexer or the parser (seed ${seed})`, async () => {
-  fc.assert(fc.property(noiseArb, (source) => renderBounded(source, DATA)), { numRuns: 3000, seed })
-  fc.assert(fc.property(fc.string({ maxLength: 60 }), (source) => renderBounded(source, DATA)), { numRuns: 1000, seed })
+  fc.assert(fc.property(noiseArb, (source) => renderBounded(source, DATA)), { numRuns: runs(3000), seed })
+  fc.assert(fc.property(fc.string({ maxLength: 60 }), (source) => renderBounded(source, DATA)), { numRuns: runs(1000), seed })
 })
 
 t.test('explosive templates stop at the limits with a TemplateError', async (t) => {
@@ -86,7 +87,7 @@ t.test(`hostile values never change the structure of a rendered manifest (seed $
     if (doc.metadata.labels[k] !== b) throw new Error('a label value was altered')
     if (doc.data.quoted !== b || doc.data.piped !== a) throw new Error('a value was altered')
     if (typeof doc.data.joined !== 'string' || typeof doc.data.block !== 'string') throw new Error('a scalar became structure')
-  }), { numRuns: 400, seed })
+  }), { numRuns: runs(400), seed })
 })
 
 t.test(`error messages never echo a value from the data, so a secret cannot leak through one (seed ${seed})`, async () => {
@@ -107,5 +108,5 @@ t.test(`error messages never echo a value from the data, so a secret cannot leak
       if (!(e instanceof TemplateError) && !(e instanceof ManifestTemplateError)) throw e
       if (e.message.includes(SECRET)) throw new Error(`leaked: ${e.message}`)
     }
-  }), { numRuns: 1500, seed })
+  }), { numRuns: runs(1500), seed })
 })

@@ -1,5 +1,7 @@
 import t from 'tap'
+import fc from 'fast-check'
 import { parseTemplate, renderManifestTemplate, ManifestTemplateError, TemplateError } from '../../src/templating/index.ts'
+import { SEED, runs } from '../helpers/seed.ts'
 
 const CERT = parseTemplate(`apiVersion: cert-manager.io/v1
 kind: Certificate
@@ -88,4 +90,63 @@ t.test('references lists the top-level fields a template reads', async (t) => {
   const tpl = parseTemplate('{{ .a }}{{ .b.c }}{{ $.d }}{{ with .e }}{{ .notTop }}{{ $.f }}{{ else }}{{ .g }}{{ end }}{{ range .h }}{{ .notTop2 }}{{ end }}{{ if .i }}{{ .j }}{{ end }}{{ printf "%s" (.k) | quote }}{{ $x := .l }}{{ $x.notTop3 }}')
   t.same([...tpl.references].sort(), ['a', 'b', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l'])
   t.same([...CERT.references].sort(), ['dnsNames', 'duration', 'history', 'isCA', 'issuer', 'issuerKind', 'name', 'namespace', 'port'])
+})
+
+t.test('regression (CI seed 475705986): "" and "0" joined by text render the string "-0", not the number', async (t) => {
+  const tpl = parseTemplate('apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fixed\ndata:\n  joined: {{ .a }}-{{ .b }}\n')
+  const [doc] = renderManifestTemplate(tpl, { a: '', b: '0' })
+  t.equal((doc.data as Record<string, unknown>).joined, '-0')
+})
+
+t.test('a string value stays a string where YAML would read its text as another type', async (t) => {
+  const tpl = parseTemplate('apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .name }}\ndata:\n  a: {{ .a }}\n  b: {{ .b }}\n  c: {{ .c }}\n  d: {{ .d }}\n  e: {{ .e }}\n  f: {{ .f }}\n')
+  const [doc] = renderManifestTemplate(tpl, { name: '0x1F', a: '3', b: 'true', c: 'null', d: '', e: '~', f: '1e3' })
+  t.same(doc, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: '0x1F' }, data: { a: '3', b: 'true', c: 'null', d: '', e: '~', f: '1e3' } })
+  const [typed] = renderManifestTemplate(tpl, { name: 'n', a: 3, b: true, c: 2.5, d: false, e: -1, f: 0 })
+  t.same(typed.data, { a: 3, b: true, c: 2.5, d: false, e: -1, f: 0 }, 'a number or boolean value alone in a plain scalar keeps its type')
+})
+
+// The rule, as a property: whatever the value, a scalar's type is the template's choice. A plain scalar
+// that is exactly one number or boolean value takes that value; toJson asks for the value as a node;
+// everything else (string values, text around a value, several values, quoted scalars, keys) is a string
+// holding exactly the printed text.
+t.test(`a substituted value never changes a scalar's type unless the template asks for it (seed ${SEED})`, async () => {
+  const RULE = parseTemplate(`apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: fixed
+data:
+  exact: {{ .a }}
+  joined: {{ .a }}-{{ .b }}
+  adjacent: {{ .a }}{{ .b }}
+  prefixed: x{{ .a }}
+  suffixed: {{ .a }}0
+  double: "{{ .a }}"
+  single: '{{ .a }}'
+  json: {{ toJson .a }}
+  {{ .b }}: key
+`)
+  const print = (v: unknown) => parseTemplate('{{ . }}').execute(v)
+  const scalarText = fc.oneof(fc.string({ maxLength: 12 }), fc.constantFrom('', '0', '-0', '3', '0x10', '0o7', '1e3', '.5', '-.inf', '.nan', 'true', 'False', 'null', '~', 'NULL', '-', '+1', '1_000'))
+  const value = fc.oneof(scalarText, fc.integer(), fc.double({ noNaN: true }), fc.boolean())
+  fc.assert(fc.property(value, scalarText, (a, b) => {
+    fc.pre(b.trim() !== '' && !['apiVersion', 'kind', 'metadata', 'data'].includes(b))
+    let docs: Record<string, unknown>[]
+    try {
+      docs = renderManifestTemplate(RULE, { a, b })
+    } catch (e) {
+      // Keys that collide once inserted (b equal to another key) are refused, never merged.
+      if (e instanceof ManifestTemplateError && /duplicate key/.test(e.message)) return
+      throw e
+    }
+    const data = docs[0].data as Record<string, unknown>
+    const [pa, pb] = [print(a), print(b)]
+    if (typeof a === 'number' ? !(data.exact === a || (Object.is(a, -0) && data.exact === 0)) : data.exact !== a) {
+      throw new Error(`exact: ${JSON.stringify(data.exact)} for ${JSON.stringify(a)}`)
+    }
+    const strings: Record<string, string> = { joined: `${pa}-${pb}`, adjacent: pa + pb, prefixed: `x${pa}`, suffixed: `${pa}0`, double: pa, single: pa }
+    for (const [k, want] of Object.entries(strings)) if (data[k] !== want) throw new Error(`${k}: ${JSON.stringify(data[k])}, want the string ${JSON.stringify(want)}`)
+    if (data[b] !== 'key') throw new Error('the key was not the value\'s text')
+    if (JSON.stringify(data.json) !== JSON.stringify(Object.is(a, -0) ? 0 : a)) throw new Error(`json: ${JSON.stringify(data.json)} for ${JSON.stringify(a)}`)
+  }), { numRuns: runs(500) })
 })

@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
 import fc from 'fast-check'
+import { runs } from '../../helpers/seed.ts'
 import { parseDocument } from 'yaml'
 import { analyzeCompose, layoutGraph, type Analysis } from '../../../src/services/import/index.ts'
 import { NODE_HEIGHT, NODE_WIDTH } from '../../../src/services/import/layout.ts'
@@ -63,7 +64,7 @@ t.test('interpolation matches the specification for any set/unset/empty variable
     const nonEmpty = set && v !== ''
     const expected = op === ':-' ? (nonEmpty ? v : operand) : op === '-' ? (set ? v : operand) : op === ':+' ? (nonEmpty ? operand : '') : (set ? operand : '')
     return got === `<${expected}>`
-  }), { numRuns: 500 })
-  fc.assert(fc.property(fc.stringMatching(/^[a-zA-Z0-9 _.$/:{}-]{0,30}$/), (s) => interpolate(s.replace(/\$/g, '$$$$'), () => undefined, 'p').value === s), { numRuns: 300 })
+  }), { numRuns: runs(500) })
+  fc.assert(fc.property(fc.stringMatching(/^[a-zA-Z0-9 _.$/:{}-]{0,30}$/), (s) => interpolate(s.replace(/\$/g, '$$$$'), () => undefined, 'p').value === s), { numRuns: runs(300) })
   t.pass('properties hold')
 })

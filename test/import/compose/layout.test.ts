@@ -3,6 +3,7 @@
 // byte-identical positions, the origin only shifts them, and disconnected nodes wrap into a grid.
 import t from 'tap'
 import fc from 'fast-check'
+import { runs } from '../../helpers/seed.ts'
 import { layoutGraph, NODE_HEIGHT, NODE_WIDTH, type Positions } from '../../../src/services/import/layout.ts'
 
 interface TestNode { id: string; width?: number | null; height?: number | null }
@@ -62,7 +63,7 @@ t.test('a DAG: every edge ends right of its source box, no overlaps, every node 
     for (const n of nodes) if (!Number.isInteger(pos[n.id]?.x) || !Number.isInteger(pos[n.id]?.y)) return false
     for (const e of edges) if (pos[e.source].x + size(byId.get(e.source)!).w >= pos[e.target].x) return false
     return overlaps(nodes, pos).length === 0
-  }), { numRuns: 300 })
+  }), { numRuns: runs(300) })
   t.pass('holds')
 })
 
@@ -75,7 +76,7 @@ t.test('any graph (cycles, self-loops, repeats, unknown ends): only cycle-closin
       if (pos[e.source].x >= pos[e.target].x && !reaches(edges, e.target, e.source)) return false
     }
     return overlaps(nodes, pos).length === 0
-  }), { numRuns: 300 })
+  }), { numRuns: runs(300) })
   t.pass('holds')
 })
 
@@ -83,7 +84,7 @@ t.test('deterministic: the same input (even as fresh copies) → byte-identical 
   fc.assert(fc.property(anyGraph, ({ nodes, edges }) => {
     const first = JSON.stringify(layoutGraph(nodes, edges))
     return JSON.stringify(layoutGraph(structuredClone(nodes), structuredClone(edges))) === first
-  }), { numRuns: 200 })
+  }), { numRuns: runs(200) })
   // Pinned (the lone node wraps below: a second block would make the layout wider than ROW_ASPECT),
   // so a change of algorithm or constants shows up here rather than as a silent canvas change.
   const pos = layoutGraph([{ id: 'a' }, { id: 'b' }, { id: 'c' }, { id: 'd' }, { id: 'lone' }], [
@@ -100,7 +101,7 @@ t.test('the origin only shifts the layout', async (t) => {
     const p = layoutGraph(nodes, edges)
     const q = layoutGraph(nodes, edges, { origin: o })
     return nodes.every((n) => q[n.id].x === p[n.id].x + o.x && q[n.id].y === p[n.id].y + o.y)
-  }), { numRuns: 100 })
+  }), { numRuns: runs(100) })
   const p = layoutGraph([{ id: 'a' }, { id: 'b' }], [{ source: 'a', target: 'b' }])
   t.equal(Math.min(p.a.x, p.b.x), 0, 'the layout starts at its origin')
   t.equal(Math.min(p.a.y, p.b.y), 0)
