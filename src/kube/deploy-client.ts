@@ -6,6 +6,7 @@ import https from 'node:https'
 import type { Configuration, KubeConfig, KubernetesObject, KubernetesObjectApi } from '@kubernetes/client-node'
 import { k8s } from './client.ts'
 import { describeClusterError } from './upstream-errors.ts'
+import { pooledCopy } from '../net/guarded-agent.ts'
 import type { KubeObject } from '../manifests/types.ts'
 
 export const DEFAULT_REQUEST_TIMEOUT_MS = 15_000
@@ -36,9 +37,8 @@ export async function objectClient(kc: KubeConfig, timeoutMs = DEFAULT_REQUEST_T
         // Only plain agents are pooled: a proxy agent carries per-request state we do not reproduce.
         const agent = ctx.getAgent()
         if (agent && (agent.constructor === https.Agent || agent.constructor === http.Agent)) {
-          pooled ??= agent instanceof https.Agent
-            ? new https.Agent({ ...agent.options, keepAlive: true, maxSockets: POOL_SIZE })
-            : new http.Agent({ ...(agent as http.Agent & { options: http.AgentOptions }).options, keepAlive: true, maxSockets: POOL_SIZE })
+          // The copy keeps the outbound policy's guard (guarded-agent.ts): a pool must not be a way around it.
+          pooled ??= pooledCopy(agent, { keepAlive: true, maxSockets: POOL_SIZE })
           ctx.setAgent(pooled)
         }
         ctx.setSignal(AbortSignal.timeout(timeoutMs))

@@ -7,6 +7,8 @@ import { k8s } from './client.ts'
 import { parse } from 'yaml'
 import { BadRequest } from '../errors.ts'
 import type { ClusterCredentials } from './credentials.ts'
+import type { OutboundPolicy } from '../net/outbound-policy.ts'
+import { guardAgent, originOfUrl } from '../net/guarded-agent.ts'
 
 // Anything that makes a client run a command, read a local file, or route through another host.
 const REFUSED_KEYS: Record<string, string> = {
@@ -81,9 +83,10 @@ export function readUserKubeconfig(text: string, contextName?: string): ParsedKu
 
 /**
  * The in-memory KubeConfig for a cluster record. `bearerToken` is the current ID token for oidc clusters
- * (see oidc-token.ts); every other type carries its own credentials.
+ * (see oidc-token.ts); every other type carries its own credentials. Every connection it makes is held to
+ * `policy` (guardKubeConfig).
  */
-export async function buildKubeConfig(server: string, creds: ClusterCredentials, bearerToken?: string): Promise<KubeConfig> {
+export async function buildKubeConfig(server: string, creds: ClusterCredentials, policy: OutboundPolicy, bearerToken?: string): Promise<KubeConfig> {
   const skipTLSVerify = creds.insecure_skip_tls_verify === true
   let cluster: Entry
   let user: Entry
@@ -122,5 +125,23 @@ export async function buildKubeConfig(server: string, creds: ClusterCredentials,
     contexts: [{ name: 'target', cluster: 'target', user: 'user', ...(namespace && { namespace }) }],
     currentContext: 'target',
   })
+  return guardKubeConfig(kc, policy)
+}
+
+type AgentMaker = (cluster: unknown, options: unknown) => import('node:http').Agent
+
+/**
+ * Holds every connection of a KubeConfig to the outbound policy: every client-node path (the generated
+ * API clients, Watch, the health check, exec/attach/port-forward over `ws`, and our own log requests through
+ * applyToHTTPSOptions) takes its agent from KubeConfig.createAgent, so guarding what that returns covers
+ * them all, redirects included (node-fetch follows them through the same agent).
+ */
+export function guardKubeConfig(kc: KubeConfig, policy: OutboundPolicy): KubeConfig {
+  const server = kc.getCurrentCluster()?.server
+  if (!server) throw new BadRequest('the kubeconfig names no current cluster')
+  const origin = originOfUrl(server)
+  const target = kc as unknown as { createAgent: AgentMaker }
+  const make = target.createAgent.bind(kc)
+  target.createAgent = (cluster, options) => guardAgent(make(cluster, options), { policy, origin, what: 'cluster server' })
   return kc
 }

@@ -1,14 +1,17 @@
 // ID tokens for `oidc` clusters: the cluster verifies the token; this side only keeps one that has not
 // expired, refreshing it from the issuer (OIDC discovery, then the refresh_token grant) when it has or is
 // about to. A rotated refresh token is handed back so the caller can seal and store it.
-import { UpstreamError } from '../errors.ts'
-import type { OutboundPolicy } from '../net/outbound-policy.ts'
+import { BadRequest, UpstreamError } from '../errors.ts'
+import { POLICY_REFUSED, type OutboundPolicy } from '../net/outbound-policy.ts'
+import { guardedRequest } from '../net/guarded-request.ts'
+import { errorCodes } from '../net/network-errors.ts'
 
 export interface OidcCredentials { issuer_url: string; client_id: string; client_secret?: string; refresh_token: string; id_token?: string }
 export interface OidcTokenResult { id_token: string; refresh_token: string; refreshed: boolean }
 
 const EARLY_REFRESH_S = 60
 const TIMEOUT_MS = 10_000
+const MAX_BODY = 256 * 1024
 
 /** Seconds-since-epoch expiry of a JWT, read without verification (0 when unreadable). */
 export function jwtExpiry(token: string): number {
@@ -23,7 +26,6 @@ export function jwtExpiry(token: string): number {
 export class OidcTokenSource {
   constructor(
     private readonly policy: OutboundPolicy,
-    private readonly fetchImpl: typeof fetch = fetch,
     private readonly nowSeconds: () => number = () => Math.floor(Date.now() / 1000),
   ) {}
 
@@ -34,20 +36,26 @@ export class OidcTokenSource {
     return this.refresh(creds)
   }
 
-  private async getJson(url: string, init?: RequestInit): Promise<Record<string, unknown>> {
-    await this.policy.check(url, 'issuer_url')
-    let res: Response
+  /**
+   * The issuer is user input: each request is held to the outbound policy on the connection itself (the
+   * address checked is the address connected to), and a redirect, whose target nobody checked, is refused.
+   */
+  private async getJson(url: string, init: { method?: 'POST'; headers?: Record<string, string>; body?: string } = {}): Promise<Record<string, unknown>> {
+    let reply
     try {
-      res = await this.fetchImpl(url, { ...init, redirect: 'error', signal: AbortSignal.timeout(TIMEOUT_MS) })
-    } catch {
+      reply = await guardedRequest(url, { ...init, headers: { accept: 'application/json', ...init.headers }, policy: this.policy, what: 'issuer_url', timeoutMs: TIMEOUT_MS, maxBytes: MAX_BODY })
+    } catch (err) {
+      if (err instanceof BadRequest) throw err
+      if (errorCodes(err).codes.includes(POLICY_REFUSED)) throw new UpstreamError('the OIDC issuer\'s address is not allowed by the outbound policy')
       throw new UpstreamError('the OIDC issuer did not answer')
     }
-    if (!res.ok) throw new UpstreamError(`the OIDC issuer answered ${res.status}`)
+    if (reply.redirected) throw new UpstreamError(`the OIDC issuer answered ${reply.status} (a redirect, which is not followed)`)
+    if (reply.status < 200 || reply.status >= 300) throw new UpstreamError(`the OIDC issuer answered ${reply.status}`)
     try {
-      return (await res.json()) as Record<string, unknown>
-    } catch {
-      throw new UpstreamError('the OIDC issuer answered with something that is not JSON')
-    }
+      const parsed = JSON.parse(reply.body) as unknown
+      if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed as Record<string, unknown>
+    } catch { /* answered below */ }
+    throw new UpstreamError('the OIDC issuer answered with something that is not a JSON object')
   }
 
   private async refresh(creds: OidcCredentials): Promise<OidcTokenResult> {
@@ -57,7 +65,7 @@ export class OidcTokenSource {
     if (typeof tokenEndpoint !== 'string') throw new UpstreamError('the OIDC issuer\'s discovery document has no token_endpoint')
     const body = new URLSearchParams({ grant_type: 'refresh_token', refresh_token: creds.refresh_token, client_id: creds.client_id, scope: 'openid' })
     if (creds.client_secret) body.set('client_secret', creds.client_secret)
-    const tokens = await this.getJson(tokenEndpoint, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' }, body })
+    const tokens = await this.getJson(tokenEndpoint, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: body.toString() })
     if (typeof tokens.id_token !== 'string') throw new UpstreamError('the OIDC issuer returned no id_token for the refresh token')
     return { id_token: tokens.id_token, refresh_token: typeof tokens.refresh_token === 'string' ? tokens.refresh_token : creds.refresh_token, refreshed: true }
   }

@@ -1,5 +1,6 @@
 // What a failed outbound connection means, from error codes and names only: the text of a network error
 // can carry the URL (and so credentials), so it is never shown. Shared by cluster and registry calls.
+import { POLICY_REFUSED } from './outbound-policy.ts'
 const TLS_TRUST = new Set(['DEPTH_ZERO_SELF_SIGNED_CERT', 'SELF_SIGNED_CERT_IN_CHAIN', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'UNABLE_TO_GET_ISSUER_CERT', 'CERT_SIGNATURE_FAILURE', 'CERT_UNTRUSTED'])
 const NETWORK: Record<string, string> = {
   ECONNREFUSED: 'connection refused',
@@ -28,11 +29,14 @@ export function errorCodes(err: unknown): { codes: string[]; names: string[] } {
   return { codes, names }
 }
 
-export interface NetworkFailure { kind: 'tls-trust' | 'tls' | 'network'; message: string }
+export interface NetworkFailure { kind: 'tls-trust' | 'tls' | 'network' | 'policy'; message: string }
 
 /** A description of a TLS or network failure reaching `what` ("cluster", "registry"), or undefined. */
 export function describeNetworkError(err: unknown, what: string): NetworkFailure | undefined {
   const { codes } = errorCodes(err)
+  // Refused before any packet was sent, so the words are the same whether something listens there or not;
+  // no address is named because clients such as node-fetch keep only the error's code.
+  if (codes.includes(POLICY_REFUSED)) return { kind: 'policy', message: `cannot reach the ${what}: the address is not allowed by the outbound policy` }
   const trust = codes.find((c) => TLS_TRUST.has(c))
   if (trust) return { kind: 'tls-trust', message: `TLS verification failed (${trust}): the ${what}'s certificate is not trusted` }
   if (codes.includes('CERT_HAS_EXPIRED')) return { kind: 'tls', message: `TLS verification failed (CERT_HAS_EXPIRED): the ${what}'s certificate has expired` }

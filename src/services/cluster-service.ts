@@ -121,14 +121,14 @@ export class ClusterService {
   private async connectWith(doc: ClusterDoc, creds: ClusterCredentials): Promise<KubeConfig> {
     // Checked on every connection, not only when saved: a name may resolve elsewhere by now.
     await this.deps.policy.check(doc.server, 'server')
-    if (creds.auth_type !== 'oidc') return buildKubeConfig(doc.server, creds)
+    if (creds.auth_type !== 'oidc') return buildKubeConfig(doc.server, creds, this.deps.policy)
     await this.deps.policy.check(creds.issuer_url, 'issuer_url')
     const tokens = await this.deps.oidc.current(creds)
     if (tokens.refreshed) {
       const updated: ClusterCredentials = { ...creds, id_token: tokens.id_token, refresh_token: tokens.refresh_token }
       await this.deps.clusters.update(doc._id, { credentials_sealed: this.deps.sealer.seal(updated, this.context(doc._id)) })
     }
-    return buildKubeConfig(doc.server, creds, tokens.id_token)
+    return buildKubeConfig(doc.server, creds, this.deps.policy, tokens.id_token)
   }
 
   private async connect(doc: ClusterDoc): Promise<KubeConfig> {

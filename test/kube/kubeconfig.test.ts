@@ -2,6 +2,9 @@ import t from 'tap'
 import { stringify } from 'yaml'
 import { readUserKubeconfig, buildKubeConfig } from '../../src/kube/kubeconfig.ts'
 import { normaliseCredentials, pemToBase64 } from '../../src/kube/credentials.ts'
+import { OutboundPolicy } from '../../src/net/outbound-policy.ts'
+
+const policy = new OutboundPolicy({ allowInsecure: false, allowCidrs: [] })
 
 const PEM = '-----BEGIN CERTIFICATE-----\nMIIBfake\n-----END CERTIFICATE-----'
 const kubeconfig = (user: Record<string, unknown>, extra: Record<string, unknown> = {}, cluster: Record<string, unknown> = {}) => stringify({
@@ -49,13 +52,13 @@ t.test('PEM is accepted raw or base64 and kept as base64', async (t) => {
 })
 
 t.test('each auth type builds a one-context KubeConfig with only its own identity', async (t) => {
-  const kc = await buildKubeConfig('https://10.9.9.9:6443', { auth_type: 'token', token: 'tok' })
+  const kc = await buildKubeConfig('https://10.9.9.9:6443', { auth_type: 'token', token: 'tok' }, policy)
   t.equal(kc.getCurrentCluster()?.server, 'https://10.9.9.9:6443')
   t.equal(kc.getCurrentUser()?.token, 'tok')
   t.equal(kc.getContexts().length, 1)
-  const sa = await buildKubeConfig('https://10.9.9.9:6443', { auth_type: 'serviceaccount', token: 'sa', namespace: 'apps' })
+  const sa = await buildKubeConfig('https://10.9.9.9:6443', { auth_type: 'serviceaccount', token: 'sa', namespace: 'apps' }, policy)
   t.equal(sa.getContextObject(sa.getCurrentContext())?.namespace, 'apps')
-  const fromFile = await buildKubeConfig('ignored', { auth_type: 'kubeconfig', kubeconfig: kubeconfig({ token: 'abc' }) })
+  const fromFile = await buildKubeConfig('ignored', { auth_type: 'kubeconfig', kubeconfig: kubeconfig({ token: 'abc' }) }, policy)
   t.equal(fromFile.getCurrentCluster()?.server, 'https://10.0.0.1:6443', 'a kubeconfig brings its own server')
-  await t.rejects(buildKubeConfig('https://x', { auth_type: 'oidc', issuer_url: 'https://i', client_id: 'c', refresh_token: 'r' }), /no ID token/)
+  await t.rejects(buildKubeConfig('https://x', { auth_type: 'oidc', issuer_url: 'https://i', client_id: 'c', refresh_token: 'r' }, policy), /no ID token/)
 })
