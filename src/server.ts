@@ -7,7 +7,7 @@ import { loadConfig, ConfigError, type Config } from './config.ts'
 import { buildApp } from './app.ts'
 import { loadDotEnv } from './env-file.ts'
 import { logDestination, redactText } from './logger.ts'
-import { DataDirectoryInUseError } from './embedded-mongo/index.ts'
+import { DataDirectoryDamagedError, DataDirectoryInUseError } from './embedded-mongo/index.ts'
 import type { App } from './app-types.ts'
 
 function stop(message: string): never {
@@ -29,6 +29,8 @@ try {
   app = await buildApp(config, { logStream: logDestination() })
 } catch (err) {
   if (err instanceof DataDirectoryInUseError) stop(`Cannot start: ${err.message} (another instance of this service, or npm run rotate-keys)`)
+  // Damaged storage is refused before anything changes; the message says what to run.
+  if (err instanceof DataDirectoryDamagedError) stop(`Cannot start: ${err.message}`)
   // Anything else is not the operator's doing: keep the stack for whoever debugs it.
   process.stderr.write(`${redactText((err as Error).stack ?? String(err))}\n`)
   stop(`Cannot start: ${redactText((err as Error).message)}`)

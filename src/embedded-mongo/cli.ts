@@ -4,11 +4,35 @@
 //   EMBEDDED_DB_PORT  TCP port; unset = a Unix socket only this user can open (the server has no
 //                     authentication, so TCP lets any local process in)
 //   EMBEDDED_DB_HOST  TCP listen address (default 127.0.0.1; only with EMBEDDED_DB_PORT)
-// Prints exactly one line on stdout: the mongodb:// URI. Logs go to stderr.
-import { startEmbeddedMongo } from './index.ts'
+// Prints exactly one line on stdout: the mongodb:// URI. Logs go to stderr. A data directory that is
+// damaged or in use stops it with one line on stderr and exit code 1.
+//
+// `npm run embedded-db -- repair DATA_DIR` salvages a data directory start-up refused (storage/repair.ts)
+// and prints what it kept and what it could not.
+import { startEmbeddedMongo, DataDirectoryDamagedError, DataDirectoryInUseError } from './index.ts'
+import { describeRepair, repairDataDirectory } from './storage/repair.ts'
 
 const log = (level: string) => (msg: string): void => { process.stderr.write(`[${level}] ${msg}\n`) }
 const logger = { info: log('info'), warn: log('warn'), error: log('error') }
+
+const [command, ...args] = process.argv.slice(2)
+if (command === 'repair') {
+  if (args.length !== 1) {
+    logger.error('usage: npm run embedded-db -- repair DATA_DIR')
+    process.exit(2)
+  }
+  try {
+    const report = await repairDataDirectory(args[0]!)
+    for (const line of describeRepair(report)) process.stdout.write(`${line}\n`)
+    process.exit(0)
+  } catch (err) {
+    logger.error(`repair failed: ${(err as Error).message}`)
+    process.exit(1)
+  }
+} else if (command !== undefined) {
+  logger.error(`unknown command '${command}' (the only one is: repair DATA_DIR)`)
+  process.exit(2)
+}
 
 const storage = process.env.EMBEDDED_DB ?? 'disk'
 if (storage !== 'memory' && storage !== 'disk') {
@@ -27,6 +51,12 @@ const server = await startEmbeddedMongo({
   dataDir: storage === 'disk' ? (process.env.DATA_DIR ?? './data') : undefined,
   tcp: portVar === undefined ? undefined : { host: process.env.EMBEDDED_DB_HOST ?? '127.0.0.1', port },
   logger,
+}).catch((err: unknown) => {
+  if (err instanceof DataDirectoryDamagedError || err instanceof DataDirectoryInUseError) {
+    logger.error(err.message)
+    process.exit(1)
+  }
+  throw err
 })
 process.stdout.write(`${server.uri}\n`)
 

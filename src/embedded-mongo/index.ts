@@ -2,7 +2,7 @@
 import { startEmbeddedMongoServer, type EmbeddedMongo, type EmbeddedMongoOptions } from './server.ts'
 
 export type { EmbeddedMongo, EmbeddedMongoOptions }
-export { DataDirectoryInUseError } from './storage/disk-storage.ts'
+export { DataDirectoryDamagedError, DataDirectoryInUseError } from './storage/disk-storage.ts'
 
 export async function startEmbeddedMongo(opts: EmbeddedMongoOptions): Promise<EmbeddedMongo> {
   const server = await startEmbeddedMongoServer(opts)
