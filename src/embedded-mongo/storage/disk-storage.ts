@@ -1,36 +1,26 @@
 // Durable storage in one directory:
 //   snapshot.bin      full state as of generation G (written to a temp file, fsynced, renamed)
-//   journal-<N>.bin   operation groups appended after the snapshot of generation N, fsynced before acks
+//   journal-<G>.bin   operation groups appended after the snapshot of generation G, fsynced before acks
+//   MANIFEST          the directory's record of G and of the snapshot (manifest.ts)
 //   LOCK              pid of the owning process, so two servers never share a journal
-// Recovery loads the snapshot of generation G, replays journals with N >= G in order, and cuts the
-// last journal at the first torn or corrupt frame. Compaction writes snapshot G+1 from the in-memory
-// state and starts journal G+1; since stored documents are never mutated in place, capturing the state
-// is just collecting references, and serialising it can happen in the background.
-import { chmod, open, readFile, readdir, rename, rm, mkdir, type FileHandle } from 'node:fs/promises'
+// Recovery (recovery.ts) checks that these agree, loads the snapshot and replays the journal, cutting
+// only a torn tail. Compaction writes snapshot G+1 from the in-memory state and starts journal G+1;
+// since stored documents are never mutated in place, capturing the state is just collecting
+// references, and serialising it can happen in the background.
+import { chmod, open, rename, rm, mkdir, type FileHandle } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
-import { setImmediate as yieldToEventLoop } from 'node:timers/promises'
 import type { Catalog, JournalOp } from '../catalog.ts'
 import type { Doc } from '../values.ts'
-import { decodeFrames, encodeFrame } from './frames.ts'
+import { lockDataDirectory } from './dir-lock.ts'
+import { DIR_MODE, FILE_MODE, fsyncDir, writeAll } from './files.ts'
+import { encodeFrame } from './frames.ts'
+import { MANIFEST_TMP, writeManifest, type Manifest } from './manifest.ts'
+import { JOURNAL_MAGIC, journalName, planRecovery } from './recovery.ts'
+import { SNAPSHOT_FILE, SNAPSHOT_TMP, writeSnapshotTmp } from './snapshot-file.ts'
 import type { Storage } from './storage.ts'
 
-const JOURNAL_MAGIC = Buffer.from('EMJRNL01')
-const SNAPSHOT_MAGIC = Buffer.from('EMSNAP01')
-const SNAPSHOT_FILE = 'snapshot.bin'
-const SNAPSHOT_TMP = 'snapshot.tmp'
-const LOCK_FILE = 'LOCK'
-const SNAPSHOT_CHUNK_BYTES = 1024 * 1024
-// The files hold password hashes and sealed credentials: only the owner may read them.
-const FILE_MODE = 0o600
-const DIR_MODE = 0o700
-
-/** Another live process holds the data directory. */
-export class DataDirectoryInUseError extends Error {
-  constructor(readonly dir: string, readonly pid: number) {
-    super(`data directory ${dir} is in use by process ${pid}`)
-    this.name = 'DataDirectoryInUseError'
-  }
-}
+export { DataDirectoryInUseError } from './dir-lock.ts'
+export { DataDirectoryDamagedError } from './damaged.ts'
 
 export interface DiskStorageLogger {
   info(msg: string): void
@@ -53,42 +43,6 @@ export interface RecoveryReport {
   truncatedBytes: number
 }
 
-const journalName = (gen: number): string => `journal-${gen}.bin`
-
-// Directories this process holds. A LOCK naming our own pid that is not in here was left by an earlier
-// process that had the same pid (common in containers, where the server may always be pid 1).
-const openDirs = new Set<string>()
-
-async function fsyncDir(dir: string): Promise<void> {
-  // Makes renames and file creation durable on POSIX; not possible (nor needed) everywhere.
-  let fh: FileHandle | undefined
-  try {
-    fh = await open(dir, 'r')
-    await fh.sync()
-  } catch {
-    // best effort
-  } finally {
-    await fh?.close().catch(() => undefined)
-  }
-}
-
-async function writeAll(fh: FileHandle, data: Buffer): Promise<void> {
-  let off = 0
-  while (off < data.length) {
-    const { bytesWritten } = await fh.write(data, off, data.length - off)
-    off += bytesWritten
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM'
-  }
-}
-
 export class DiskStorage implements Storage {
   private readonly dir: string
   private readonly compactJournalBytes: number
@@ -105,7 +59,10 @@ export class DiskStorage implements Storage {
   private compactionQueued = false
   private failure: Error | undefined
   private closed = false
-  private lockHeld = false
+  private unlock: (() => Promise<void>) | undefined
+  /** The snapshot the MANIFEST should record, and the generation it was last written for. */
+  private snapshotRecord: Manifest['snapshot'] = null
+  private manifestGeneration = 0
   loggedSeq = 0
 
   constructor(opts: DiskStorageOptions) {
@@ -184,14 +141,16 @@ export class DiskStorage implements Storage {
   private async compact(): Promise<void> {
     const catalog = this.catalog
     if (!catalog || !this.fh || this.failure) return
+    // Start-up accepts a snapshot at most one generation ahead of the MANIFEST, so one left behind by an
+    // earlier failed compaction is brought up to date before another snapshot may replace this one.
+    if (this.manifestGeneration !== this.generation) await this.recordManifest()
     // Capture: the ops reference immutable stored documents, and everything logged before this point is
     // in `pending` and goes to the old journal, so the snapshot equals old journal + old snapshot.
     const ops = [...catalog.snapshotOps()]
+    const newGen = this.generation + 1
     const oldPending = this.pending
     const seq = this.loggedSeq
     this.pending = []
-    const newGen = this.generation + 1
-
     if (oldPending.length > 0) {
       await writeAll(this.fh, Buffer.concat(oldPending))
       await this.fh.datasync()
@@ -199,55 +158,43 @@ export class DiskStorage implements Storage {
     }
 
     const tmpPath = join(this.dir, SNAPSHOT_TMP)
-    const snap = await open(tmpPath, 'w', FILE_MODE)
-    let bytes = 0
+    const newJournal = join(this.dir, journalName(newGen))
+    let next: FileHandle | undefined
+    let snapshot: { bytes: number; id: string }
     try {
-      await writeAll(snap, SNAPSHOT_MAGIC)
-      const header = encodeFrame([{ op: 'snapshotHeader', generation: newGen, createdAt: new Date() }])
-      await writeAll(snap, header)
-      bytes += SNAPSHOT_MAGIC.length + header.length
-      let chunk: Doc[] = []
-      let chunkBytes = 0
-      for (const op of ops) {
-        chunk.push(op as unknown as Doc)
-        chunkBytes += op.op === 'put' ? 256 : 64 // rough; only decides frame boundaries
-        if (chunkBytes >= SNAPSHOT_CHUNK_BYTES || chunk.length >= 2000) {
-          const frame = encodeFrame(chunk)
-          await writeAll(snap, frame)
-          bytes += frame.length
-          chunk = []
-          chunkBytes = 0
-          await yieldToEventLoop()
-        }
-      }
-      if (chunk.length > 0) {
-        const frame = encodeFrame(chunk)
-        await writeAll(snap, frame)
-        bytes += frame.length
-      }
-      const end = encodeFrame([{ op: 'snapshotEnd', count: ops.length }])
-      await writeAll(snap, end)
-      bytes += end.length
-      await snap.sync()
-    } finally {
-      await snap.close()
+      snapshot = await writeSnapshotTmp(this.dir, newGen, ops)
+      // The journal exists before its snapshot is renamed into place: until the rename, start-up removes
+      // it as a leftover (it holds no records); after it, nothing can fail before writes go there.
+      next = await open(newJournal, 'w', FILE_MODE)
+      await writeAll(next, JOURNAL_MAGIC)
+      await next.sync()
+      await fsyncDir(this.dir)
+      await rename(tmpPath, join(this.dir, SNAPSHOT_FILE))
+    } catch (err) {
+      await next?.close().catch(() => undefined)
+      await rm(newJournal, { force: true }).catch(() => undefined)
+      await rm(tmpPath, { force: true }).catch(() => undefined)
+      throw err
     }
-    await rename(tmpPath, join(this.dir, SNAPSHOT_FILE))
-    await fsyncDir(this.dir)
-
-    const next = await open(join(this.dir, journalName(newGen)), 'w', FILE_MODE)
-    await writeAll(next, JOURNAL_MAGIC)
-    await next.sync()
-    await fsyncDir(this.dir)
     const old = this.fh
     this.fh = next
     const oldGen = this.generation
     this.generation = newGen
     this.journalBytes = JOURNAL_MAGIC.length
-    this.snapshotBytes = bytes
+    this.snapshotBytes = snapshot.bytes
+    this.snapshotRecord = { bytes: snapshot.bytes, id: snapshot.id }
+    await fsyncDir(this.dir)
     await old.close()
+    // If this fails, start-up still accepts the directory (snapshot = MANIFEST + 1) and the next
+    // compaction tries again first; the old journal stays until then and is removed at start-up.
+    await this.recordManifest()
     await rm(join(this.dir, journalName(oldGen)), { force: true })
     this.logger?.info(`embedded-mongo: compacted storage into snapshot generation ${newGen} (${ops.length} records)`)
+  }
+
+  private async recordManifest(): Promise<void> {
+    await writeManifest(this.dir, { generation: this.generation, snapshot: this.snapshotRecord, journal: journalName(this.generation) })
+    this.manifestGeneration = this.generation
   }
 
   /** Takes the directory lock and loads snapshot + journals into the catalog. */
@@ -256,7 +203,7 @@ export class DiskStorage implements Storage {
     await mkdir(this.dir, { recursive: true, mode: DIR_MODE })
     // A directory made earlier (or by hand) may be wider; a mount point we do not own cannot be changed.
     await chmod(this.dir, DIR_MODE).catch((err: Error) => this.logger?.warn(`embedded-mongo: could not restrict ${this.dir} to its owner: ${err.message}`))
-    await this.acquireLock()
+    this.unlock = await lockDataDirectory(this.dir)
     try {
       return await this.recover(catalog)
     } catch (err) {
@@ -265,111 +212,43 @@ export class DiskStorage implements Storage {
     }
   }
 
-  private async acquireLock(): Promise<void> {
-    const lockPath = join(this.dir, LOCK_FILE)
-    if (openDirs.has(this.dir)) throw new Error(`embedded-mongo: data directory ${this.dir} is already open in this process`)
-    for (let attempt = 0; attempt < 2; attempt++) {
-      try {
-        const fh = await open(lockPath, 'wx', FILE_MODE)
-        openDirs.add(this.dir)
-        this.lockHeld = true
-        await fh.writeFile(String(process.pid))
-        await fh.close()
-        return
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
-      }
-      if (openDirs.has(this.dir)) throw new Error(`embedded-mongo: data directory ${this.dir} is already open in this process`)
-      const owner = Number((await readFile(lockPath, 'utf8').catch(() => '')).trim())
-      if (Number.isInteger(owner) && owner > 0 && isAlive(owner) && owner !== process.pid) {
-        throw new DataDirectoryInUseError(this.dir, owner)
-      }
-      // The owner is gone (crash or kill): the lock is stale.
-      await rm(lockPath, { force: true })
-    }
-    throw new Error(`embedded-mongo: could not lock data directory ${this.dir}`)
-  }
-
   private async releaseLock(): Promise<void> {
-    if (!this.lockHeld) return
-    this.lockHeld = false
-    openDirs.delete(this.dir)
-    await rm(join(this.dir, LOCK_FILE), { force: true })
+    await this.unlock?.()
+    this.unlock = undefined
   }
 
   private async recover(catalog: Catalog): Promise<RecoveryReport> {
+    // Only reads, and refuses (DataDirectoryDamagedError) before anything below changes a file.
+    const plan = await planRecovery(this.dir)
+    const report: RecoveryReport = { generation: plan.generation, snapshotOps: 0, journalGroups: 0, truncatedBytes: 0 }
+    if (plan.snapshot) {
+      for (const op of plan.snapshot.ops) {
+        catalog.replay(op)
+        report.snapshotOps++
+      }
+      this.snapshotBytes = plan.snapshot.bytes
+      this.snapshotRecord = { bytes: plan.snapshot.bytes, id: plan.snapshot.header.id }
+    }
+    for (const group of plan.journalGroups) {
+      for (const op of group) catalog.replay(op as unknown as JournalOp)
+      report.journalGroups++
+    }
+    this.generation = plan.generation
+
     await rm(join(this.dir, SNAPSHOT_TMP), { force: true })
-    const report: RecoveryReport = { generation: 0, snapshotOps: 0, journalGroups: 0, truncatedBytes: 0 }
-
-    const snapshot = await readFile(join(this.dir, SNAPSHOT_FILE)).catch((err: NodeJS.ErrnoException) => {
-      if (err.code === 'ENOENT') return undefined
-      throw err
-    })
-    if (snapshot) {
-      // The snapshot only ever appears through an atomic rename of a complete, fsynced file, so damage
-      // here is media corruption: refuse to start rather than silently lose data.
-      if (!snapshot.subarray(0, SNAPSHOT_MAGIC.length).equals(SNAPSHOT_MAGIC)) {
-        throw new Error(`embedded-mongo: ${SNAPSHOT_FILE} is not a snapshot file`)
-      }
-      const decoded = decodeFrames(snapshot, SNAPSHOT_MAGIC.length)
-      const header = decoded.groups[0]?.[0]
-      const end = decoded.groups[decoded.groups.length - 1]?.[0]
-      if (decoded.problem || header?.op !== 'snapshotHeader' || end?.op !== 'snapshotEnd') {
-        throw new Error(`embedded-mongo: ${SNAPSHOT_FILE} is corrupt (${decoded.problem ?? 'missing header or end marker'})`)
-      }
-      report.generation = Number(header.generation)
-      for (const group of decoded.groups.slice(1, -1)) {
-        for (const op of group) {
-          catalog.replay(op as unknown as JournalOp)
-          report.snapshotOps++
-        }
-      }
-      this.snapshotBytes = snapshot.length
-    }
-    this.generation = report.generation
-
-    const journals = (await readdir(this.dir))
-      .map((f) => /^journal-(\d+)\.bin$/.exec(f))
-      .filter((m): m is RegExpExecArray => m !== null)
-      .map((m) => Number(m[1]))
-      .sort((a, b) => a - b)
-    for (const gen of journals) {
-      if (gen < report.generation) await rm(join(this.dir, journalName(gen)), { force: true })
-    }
-    const live = journals.filter((g) => g >= report.generation)
-    for (const [i, gen] of live.entries()) {
-      const path = join(this.dir, journalName(gen))
-      const data = await readFile(path)
-      const isLast = i === live.length - 1
-      let validEnd: number
-      if (data.length < JOURNAL_MAGIC.length || !data.subarray(0, JOURNAL_MAGIC.length).equals(JOURNAL_MAGIC)) {
-        if (!isLast || data.length >= JOURNAL_MAGIC.length) {
-          throw new Error(`embedded-mongo: ${journalName(gen)} has a bad header`)
-        }
-        validEnd = 0 // torn while being created: nothing in it was ever acknowledged
-      } else {
-        const decoded = decodeFrames(data, JOURNAL_MAGIC.length)
-        for (const group of decoded.groups) {
-          for (const op of group) catalog.replay(op as unknown as JournalOp)
-          report.journalGroups++
-        }
-        validEnd = decoded.validEnd
-        if (decoded.problem) {
-          const lost = data.length - validEnd
-          report.truncatedBytes += lost
-          this.logger?.warn(`embedded-mongo: ${journalName(gen)}: ${decoded.problem} at byte ${validEnd}; discarding the last ${lost} bytes`)
-        }
-      }
-      if (validEnd < data.length) {
-        const fh = await open(path, 'r+')
-        await fh.truncate(validEnd)
-        await fh.sync()
-        await fh.close()
-      }
-      this.generation = gen
-    }
-
+    await rm(join(this.dir, MANIFEST_TMP), { force: true })
+    for (const gen of plan.obsoleteJournals) await rm(join(this.dir, journalName(gen)), { force: true })
     const path = join(this.dir, journalName(this.generation))
+    if (plan.cutAt !== undefined) {
+      const lost = (plan.journalSize ?? plan.cutAt) - plan.cutAt
+      report.truncatedBytes = lost
+      this.logger?.warn(`embedded-mongo: ${journalName(this.generation)}: ${plan.tornProblem} at byte ${plan.cutAt} with nothing intact after it (a write cut short by a crash); discarding the last ${lost} bytes`)
+      const torn = await open(path, 'r+')
+      await torn.truncate(plan.cutAt)
+      await torn.sync()
+      await torn.close()
+    }
+
     const fh = await open(path, 'a+', FILE_MODE)
     const { size } = await fh.stat()
     if (size === 0) {
@@ -379,6 +258,11 @@ export class DiskStorage implements Storage {
     }
     this.fh = fh
     this.journalBytes = Math.max(size, JOURNAL_MAGIC.length)
+    if (plan.manifest) {
+      if (plan.upgrade) this.logger?.info(`embedded-mongo: ${this.dir} was written by an earlier version: recording its contents in a MANIFEST`)
+      await writeManifest(this.dir, plan.manifest)
+    }
+    this.manifestGeneration = this.generation
     this.maybeCompact()
     return report
   }
