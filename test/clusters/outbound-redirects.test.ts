@@ -1,0 +1,95 @@
+// The finding of issue 22, through the API: with OUTBOUND_ALLOW_CIDRS=127.0.0.0/8 a cluster `server` that
+// answers every request with a redirect (301/302/307/308) to another address made the service connect
+// there. Here every path that contacts a cluster (add + test, refresh, metrics, the health check, a run,
+// a resource sync) is driven against such a server, for every forbidden address form, while a second
+// listener on the redirect's target counts connections: it must see none.
+import t from 'tap'
+import http from 'node:http'
+import net from 'node:net'
+import { once } from 'node:events'
+import { startTestApp } from '../helpers/app.ts'
+import { registerUser } from '../helpers/auth.ts'
+import { shopGraph, TRIGGER } from '../runs/fixture.ts'
+
+const connections: string[] = []
+const count = (socket: net.Socket) => { connections.push(String(socket.localPort)); socket.destroy() }
+const target = net.createServer(count).listen(0, '0.0.0.0')
+await once(target, 'listening')
+const P = (target.address() as net.AddressInfo).port
+const target6 = net.createServer(count)
+const hasIPv6 = await new Promise<boolean>((resolve) => { target6.once('error', () => resolve(false)); target6.listen(P, '::1', () => resolve(true)) })
+t.teardown(() => { target.close(); if (hasIPv6) target6.close() })
+
+const FORMS = [
+  `http://0.0.0.0:${P}/`, `http://[::1]:${P}/`, `http://[::ffff:127.0.0.1]:${P}/`, `http://2130706433:${P}/`, `http://0177.0.0.1:${P}/`,
+  `http://0x7f000001:${P}/`, `http://127.1:${P}/`, `http://127.0.0.1:${P}/`, `http://localhost:${P}/`, `http://169.254.169.254/latest/meta-data/`,
+]
+const STATUSES = [301, 302, 307, 308]
+
+let redirect = { status: 302, location: FORMS[0] }
+const requests: string[] = []
+const server = http.createServer((req, res) => { requests.push(`${req.method} ${req.url}`); res.writeHead(redirect.status, { location: redirect.location }).end() })
+server.listen(0, '127.0.0.1')
+await once(server, 'listening')
+t.teardown(() => server.close())
+const SERVER = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`
+
+const { app } = await startTestApp(t, { OUTBOUND_ALLOW_CIDRS: '127.0.0.0/8', ALLOW_INSECURE_CLUSTERS: true, RUN_READY_TIMEOUT_MS: 1000 })
+const owner = await registerUser(app)
+const call = async (method: 'GET' | 'POST', url: string, payload?: object) => {
+  const res = await app.inject({ method, url, headers: owner.headers, ...(payload && { payload }) })
+  return { status: res.statusCode, body: res.body ? res.json() : undefined }
+}
+const REFUSED = /not allowed by the outbound policy/
+
+const added = await call('POST', '/v1/api/clusters', { name: 'redir', server: SERVER, auth_type: 'token', credentials: { token: 'tok-redirect-test', insecure_skip_tls_verify: true } })
+if (added.status !== 201) throw new Error(`cluster: ${added.status} ${JSON.stringify(added.body)}`)
+
+t.test('connection test, refresh and metrics: every redirect refused, the target never contacted', async (t) => {
+  for (const status of STATUSES) {
+    for (const location of FORMS) {
+      redirect = { status, location }
+      requests.length = 0
+      const tested = await call('POST', '/v1/api/clusters/redir/test')
+      t.equal(tested.status, 502, `test: ${status} → ${location}`)
+      t.match(tested.body.error, REFUSED)
+      t.ok(requests.length > 0, 'the configured server itself was asked')
+    }
+  }
+  for (const location of FORMS) {
+    redirect = { status: 307, location }
+    const refreshed = await call('POST', '/v1/api/clusters/redir/refresh')
+    t.equal(refreshed.status, 502, `refresh → ${location}`)
+    t.match(refreshed.body.error, REFUSED)
+    const metrics = await call('GET', '/v1/api/clusters/redir/metrics')
+    t.notOk(JSON.stringify(metrics.body).includes(String(P)), `metrics name no redirect target (${location})`)
+  }
+  t.same(connections, [], 'the redirect target saw no connection')
+})
+
+t.test('the health check marks the cluster unreachable without following', async (t) => {
+  for (const location of FORMS) {
+    redirect = { status: 308, location }
+    await app.services.clusterHealth.checkAll()
+    const status = await call('GET', '/v1/api/clusters/redir/status')
+    t.match(status.body, { status: 'error' }, location)
+    t.match(JSON.stringify(status.body), REFUSED)
+  }
+  t.same(connections, [])
+})
+
+t.test('a run and a resource sync against the redirecting cluster fail and touch nothing else', async (t) => {
+  const wf = await call('POST', '/v1/api/workflows', { name: 'redirected', cluster_id: 'redir' })
+  t.equal(wf.status, 201)
+  t.equal((await call('POST', `/v1/api/workflows/${wf.body.id}/save`, shopGraph({ namespace: 'redir' }))).status, 200)
+  for (const location of [FORMS[0], FORMS[1], FORMS[2], FORMS[9]]) {
+    redirect = { status: 302, location }
+    const run = await call('POST', `/v1/api/workflows/${wf.body.id}/run`, { trigger_data: TRIGGER })
+    t.equal(run.status, 200, location)
+    t.equal(run.body.status, 'failed')
+    t.match(run.body.error, REFUSED)
+    const sync = await call('POST', '/v1/api/resources/sync', { workflow_id: wf.body.id })
+    t.ok(sync.status < 500, `sync answers ${sync.status}`)
+  }
+  t.same(connections, [])
+})
