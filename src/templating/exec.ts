@@ -89,10 +89,13 @@ export class Executor implements CallContext {
       this.fail(`render took longer than ${this.limits.timeBudgetMs} ms`)
     }
   }
+  private grow(bytes: number): void {
+    this.outputBytes += bytes
+    if (this.outputBytes > this.limits.maxOutputBytes) this.fail(`output larger than ${this.limits.maxOutputBytes} bytes`)
+  }
   private write(s: string): void {
     if (s.length === 0) return
-    this.outputBytes += utf8Length(s)
-    if (this.outputBytes > this.limits.maxOutputBytes) this.fail(`output larger than ${this.limits.maxOutputBytes} bytes`)
+    this.grow(utf8Length(s))
     this.chunks.push(s)
   }
   private setVar(name: string, value: GoValue): void {
@@ -169,8 +172,12 @@ export class Executor implements CallContext {
       if (e instanceof FormatLimitError) this.fail(e.message)
       throw e
     }
-    if (this.onAction !== null) text = this.onAction(val, text, this.syntaxOf(text))
-    this.write(text)
+    if (this.onAction === null) return this.write(text)
+    const shown = this.onAction(val, text, this.syntaxOf(text))
+    // The manifest will hold the value's text, not the short placeholder written here: the value counts
+    // toward the output limit, or a range could repeat a large value far past it.
+    this.grow(utf8Length(text) - utf8Length(shown))
+    this.write(shown)
   }
 
   private walkIfOrWith(isWith: boolean, dot: GoValue, node: BranchNode): void {

@@ -228,8 +228,9 @@ function mapCase(s: string, upper: boolean): string {
 function replaceAll(s: string, old: string, repl: string, ctx: CallContext): string {
   if (old === '') {
     const cps = [...s]
-    const out = repl + cps.map((c) => c + repl).join('')
-    return checkLength(out, ctx)
+    // Checked before building: a long s and a long repl would otherwise build a string of |s|·|repl|.
+    if (s.length + (cps.length + 1) * repl.length > ctx.maxLength) throw new FuncError(`result longer than ${ctx.maxLength} characters`)
+    return repl + cps.map((c) => c + repl).join('')
   }
   const count = s.split(old).length - 1
   if (s.length + count * (repl.length - old.length) > ctx.maxLength) throw new FuncError(`result longer than ${ctx.maxLength} characters`)

@@ -72,9 +72,14 @@ function resolveLimits(limits: Partial<RenderLimits> | undefined): RenderLimits 
   return out
 }
 
+/** The longest source parseTemplate takes (4× a plugin's MAX_TEMPLATE_LENGTH), so parse time is bounded
+ * even for a caller that does not cap it first. */
+export const MAX_SOURCE_LENGTH = 256 * 1024
+
 export function parseTemplate(source: string, options?: { name?: string }): Template {
   const name = options?.name ?? 'template'
   if (typeof source !== 'string') throw new TemplateError(name, 1, 1, 'template source must be a string')
+  if (source.length > MAX_SOURCE_LENGTH) throw new TemplateError(name, 1, 1, `template longer than ${MAX_SOURCE_LENGTH} characters`)
   try {
     return new ParsedTemplate(name, source, parse(source, { name, functions: FUNCTION_NAMES, maxDepth: DEFAULT_LIMITS.maxDepth }))
   } catch (e) {

@@ -17,6 +17,22 @@ interface Inserted {
 }
 
 const MAX_ALIASES = 100
+/** Flow collections (`[` `{`) nest this deep at most: the YAML parser recurses per level, so a range
+ * printing `[` ten thousand times would take it seconds and then overflow the stack. */
+export const MAX_FLOW_DEPTH = 100
+
+/** An upper bound of the flow nesting: brackets in quoted or block text count too, which only a
+ * template with a hundred unbalanced brackets in its own text would notice. */
+function flowDepth(text: string): number {
+  let depth = 0
+  let max = 0
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (c === 0x5b || c === 0x7b) max = Math.max(max, ++depth)
+    else if ((c === 0x5d || c === 0x7d) && depth > 0) depth--
+  }
+  return max
+}
 
 function nonEmptyString(v: unknown): v is string {
   return typeof v === 'string' && v.trim().length > 0
@@ -37,6 +53,7 @@ export function renderManifest(template: ParsedTemplate, data: Record<string, un
     return lead + token
   })
 
+  if (flowDepth(output) > MAX_FLOW_DEPTH) throw new ManifestTemplateError(`the rendered manifest nests [ ] or { } deeper than ${MAX_FLOW_DEPTH} levels`)
   const docs = YAML.parseAllDocuments(output, { uniqueKeys: true, strict: true })
   if (!Array.isArray(docs)) throw new ManifestTemplateError('the rendered manifest is not YAML')
   const objects: Record<string, unknown>[] = []
