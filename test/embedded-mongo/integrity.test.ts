@@ -145,6 +145,23 @@ t.test('a flipped byte in the middle of the journal: refused, and repair keeps e
   t.same((await readdir(dir)).sort(), ['MANIFEST', `journal-${report.generation}.bin`, 'snapshot.bin'])
 })
 
+t.test('a flipped byte at 10 %, 50 % and 95 % of the journal: each refused, each repaired down to one lost write', async (t) => {
+  for (const share of [0.1, 0.5, 0.95]) {
+    const dir = await copyOf(t, journalOnly)
+    const path = await journalOf(dir)
+    const data = await readFile(path)
+    const frames = frameOffsets(data)
+    const at = Math.floor(data.length * share)
+    const hit = frames.filter((f) => f <= at).at(-1)!
+    data[at] ^= 0x20
+    await writeFile(path, data)
+    const err = await refused(t, dir, 'journal-0.bin', /intact records follow it/, hit)
+    const report = await repairDataDirectory(dir)
+    t.equal(report.documents, 99)
+    t.comment(`flip at ${share * 100} % (byte ${at}): refused at byte ${err.offset}; repair kept ${report.journalGroups} of ${frames.length} frames, ${report.documents} of 100 workflows`)
+  }
+})
+
 t.test('a flipped byte in a frame length (so the frame seems to run past the end): refused, not cut', async (t) => {
   const dir = await copyOf(t, journalOnly)
   const path = await journalOf(dir)

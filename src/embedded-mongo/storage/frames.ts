@@ -5,7 +5,10 @@
 // last intact frame, never an intact frame after garbage. So decoding stops at the first frame that is
 // not intact and then looks for any intact frame further on (`intactAfter`). None: the rest is a torn
 // tail (also when it is a complete-looking frame with a bad checksum: a power cut can persist the length
-// but not all of the payload's sectors). One found: the bad bytes sit in the middle of acknowledged data.
+// but not all of the payload's sectors). One found: the bad bytes sit in the middle of acknowledged data,
+// and start-up refuses. (A power cut that persisted the pages of one unsynced batch out of order can
+// also look like this; refusing is still right, since only the repair command can tell, and it keeps
+// every intact frame.)
 import { BSON } from 'bson'
 import { DESERIALIZE_OPTIONS } from '../bson-options.ts'
 import { crc32 } from '../crc32.ts'
