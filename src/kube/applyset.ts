@@ -11,8 +11,10 @@
 //   Namespace takes everything in it (other workflows' objects and data) with it. They are never pruned or
 //   removed by this service.
 // - Deleting needs three marks at once: the part-of label (the list selects on it), our managed-by label (in
-//   the selector too) and this workflow's workflow-id annotation (checked on each object). A user's object
-//   that merely copied a label is never touched.
+//   the selector too) and this workflow's workflow-id annotation (checked on each object), and the annotation
+//   must have been written by our field manager's apply. Each member is read again just before it is deleted
+//   and deleted with uid/resourceVersion preconditions (ownership.ts). A user's object that merely copied the
+//   marks, or one another workflow took over meanwhile, is never touched.
 import { createHash } from 'node:crypto'
 import { MANAGED_BY, MANAGED_BY_LABEL, WORKFLOW_ID_ANNOTATION } from '../manifests/metadata.ts'
 import { builtInRank } from '../manifests/order.ts'
@@ -21,6 +23,7 @@ import { groupOf, type ApiDiscovery } from './api-discovery.ts'
 import { k8s } from './client.ts'
 import { apiFailure, apiMessage, asSpec, isNotFound, plain, unreachable, type ObjectClient } from './deploy-client.ts'
 import type { PrunedObject, Schedule } from './deploy-types.ts'
+import { annotationAppliedBy, ownershipOf } from './ownership.ts'
 
 export const APPLYSET_ID_LABEL = 'applyset.kubernetes.io/id'
 export const APPLYSET_PART_OF_LABEL = 'applyset.kubernetes.io/part-of'
@@ -97,15 +100,28 @@ export interface ApplySetContext {
   log: (line: string) => void
 }
 
-/** The parent in a namespace, or null when there is none (or it is not this workflow's). */
-export async function readParent(ctx: ApplySetContext, namespace: string): Promise<KubeObject | null> {
+/** An object of another owner already has the parent's name: writing ours would take it over. */
+export class ParentTaken extends Error {}
+
+/**
+ * The parent in a namespace, or null when there is none (or it is not this workflow's). With `refuseForeign`
+ * (before writing one), a ConfigMap of that name that is not ours throws ParentTaken instead.
+ */
+export async function readParent(ctx: ApplySetContext, namespace: string, options: { refuseForeign?: boolean } = {}): Promise<KubeObject | null> {
+  let parent: KubeObject
   try {
-    const parent = plain(await ctx.client.api.read(asSpec({ apiVersion: 'v1', kind: PARENT_KIND, metadata: { name: parentName(ctx.workflowId), namespace } })))
-    return isOurs(parent, ctx.workflowId) && parent.metadata.labels?.[APPLYSET_ID_LABEL] === applySetId(ctx.workflowId, namespace) ? parent : null
+    parent = plain(await ctx.client.api.read(asSpec({ apiVersion: 'v1', kind: PARENT_KIND, metadata: { name: parentName(ctx.workflowId), namespace } })))
   } catch (err) {
     if (isNotFound(err)) return null
     throw err
   }
+  if (isOurs(parent, ctx.workflowId) && parent.metadata.labels?.[APPLYSET_ID_LABEL] === applySetId(ctx.workflowId, namespace)) return parent
+  if (options.refuseForeign) {
+    const owner = ownershipOf(parent, ctx.workflowId)
+    const whose = owner.kind === 'workflow' ? `belongs to workflow ${owner.workflowId}` : owner.kind === 'ours' ? 'is not an ApplySet record' : 'was not made by this service'
+    throw new ParentTaken(`conflict (409): ConfigMap ${parent.metadata.name} (namespace ${namespace}), where this workflow keeps its ApplySet record, ${whose}; not changed`)
+  }
+  return null
 }
 
 export function recordedGroupKinds(parent: KubeObject | null): string[] {
@@ -145,6 +161,51 @@ function describeDelete(err: unknown): string {
   return f ? apiMessage(f) : unreachable(err) ?? 'the cluster did not answer as expected'
 }
 
+/** Re-reads before each delete: a member changed between the check and the delete is checked again, this often. */
+const DELETE_ATTEMPTS = 3
+
+/**
+ * Deletes one member only if it is still this workflow's: read just before, its annotation naming this workflow
+ * and written by our own apply, then deleted with uid and resourceVersion preconditions, so a takeover that
+ * lands after the check makes the delete fail (and the member is checked again) instead of deleting it.
+ */
+async function deleteIfStillOurs(ctx: ApplySetContext, m: Member, why: string): Promise<PrunedObject> {
+  const { metadata } = m.object
+  const spec = asSpec({ apiVersion: m.apiVersion, kind: m.object.kind, metadata: { name: metadata.name, namespace: metadata.namespace } })
+  const base = { api_version: m.apiVersion, kind: m.object.kind, name: metadata.name, namespace: metadata.namespace ?? null }
+  const where = `${m.object.kind} ${metadata.name} (${metadata.namespace})`
+  const kept = (reason: string): PrunedObject => {
+    ctx.log(`${where}: kept, ${reason}`)
+    return { ...base, action: 'kept', message: `kept: ${reason}` }
+  }
+  for (let attempt = 1; ; attempt++) {
+    let live: KubeObject
+    try {
+      // Not plain(): the managedFields say who wrote the annotation.
+      live = JSON.parse(JSON.stringify(await ctx.client.api.read(spec))) as KubeObject
+    } catch (err) {
+      if (isNotFound(err)) return { ...base, action: 'deleted', message: `already gone: ${why}` }
+      throw err
+    }
+    const owner = ownershipOf(live, ctx.workflowId)
+    if (owner.kind === 'workflow') return kept(`it now belongs to workflow ${owner.workflowId}`)
+    if (owner.kind === 'unmanaged') return kept('it no longer carries this service\'s marks')
+    if (!annotationAppliedBy(live, ctx.fieldManager)) return kept('its workflow annotation was last written by something other than this service\'s apply')
+    const uid = live.metadata.uid as string | undefined
+    const resourceVersion = live.metadata.resourceVersion as string | undefined
+    try {
+      await ctx.client.api.delete(spec, undefined, undefined, undefined, undefined, 'Background', { preconditions: { uid, resourceVersion } })
+      ctx.log(`${where}: deleted, ${why}`)
+      return { ...base, action: 'deleted', message: `deleted: ${why}` }
+    } catch (err) {
+      if (isNotFound(err)) return { ...base, action: 'deleted', message: `already gone: ${why}` }
+      // A failed precondition: it changed (a controller's status write, or a takeover) since it was read.
+      if (apiFailure(err)?.code === 409 && attempt < DELETE_ATTEMPTS) continue
+      throw err
+    }
+  }
+}
+
 /** Deletes in reverse apply order (custom resources first, namespaces' contents before what they use). */
 async function deleteMembers(ctx: ApplySetContext, members: Member[], why: string): Promise<PrunedObject[]> {
   const out: PrunedObject[] = []
@@ -152,17 +213,13 @@ async function deleteMembers(ctx: ApplySetContext, members: Member[], why: strin
   for (const rank of ranks) {
     const batch = members.filter((m) => m.rank === rank)
     out.push(...await Promise.all(batch.map((m) => ctx.schedule(async (): Promise<PrunedObject> => {
-      const { metadata } = m.object
-      const base = { api_version: m.apiVersion, kind: m.object.kind, name: metadata.name, namespace: metadata.namespace ?? null }
       try {
-        await ctx.client.api.delete(asSpec({ apiVersion: m.apiVersion, kind: m.object.kind, metadata: { name: metadata.name, namespace: metadata.namespace } }), undefined, undefined, undefined, undefined, 'Background')
-        ctx.log(`${m.object.kind} ${metadata.name} (${metadata.namespace}): deleted, ${why}`)
-        return { ...base, action: 'deleted', message: `deleted: ${why}` }
+        return await deleteIfStillOurs(ctx, m, why)
       } catch (err) {
-        if (isNotFound(err)) return { ...base, action: 'deleted', message: `already gone: ${why}` }
+        const { metadata } = m.object
         const message = `not deleted: ${describeDelete(err)}`
         ctx.log(`${m.object.kind} ${metadata.name} (${metadata.namespace}): ${message}`)
-        return { ...base, action: 'failed', message }
+        return { api_version: m.apiVersion, kind: m.object.kind, name: metadata.name, namespace: metadata.namespace ?? null, action: 'failed', message }
       }
     }))))
   }

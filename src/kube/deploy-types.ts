@@ -20,13 +20,21 @@ export interface AppliedObject {
   diff?: ObjectDiff
 }
 
-export interface PrunedObject { api_version: string; kind: string; name: string; namespace: string | null; action: 'deleted' | 'failed'; message: string }
+/** `kept`: found in the set but no longer this workflow's (taken over, or its annotation rewritten): left alone. */
+export interface PrunedObject { api_version: string; kind: string; name: string; namespace: string | null; action: 'deleted' | 'kept' | 'failed'; message: string }
 
 export type Schedule = <T>(task: () => Promise<T>) => Promise<T>
 
 export interface DeployOptions {
   workflowId: string
   force?: boolean; dryRun?: boolean
+  /**
+   * Take over existing objects that belong to another workflow or were not made by this service, where
+   * `mayAdopt` allows it. Without it (the default) such an object is left unchanged and its node fails.
+   */
+  adopt?: boolean
+  /** Whether the caller may adopt from this owner: another workflow's id, or null for an unmanaged object. Absent: never. */
+  mayAdopt?: (otherWorkflowId: string | null) => boolean | Promise<boolean>
   /** Default true; only after every object succeeded. */
   prune?: boolean
   /** Namespaces earlier runs of this workflow used on this cluster (their ApplySet parents are checked for prune). */

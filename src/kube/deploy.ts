@@ -6,12 +6,13 @@ import { MANAGED_BY } from '../manifests/metadata.ts'
 import { builtInRank } from '../manifests/order.ts'
 import type { KubeObject, RenderedObject } from '../manifests/types.ts'
 import { ApiDiscovery, groupOf, versionOf, type ServedResource } from './api-discovery.ts'
-import { asMember, groupKind, listMembers, memberKey, pruneApplySets, readParent, recordedGroupKinds, removeApplySets, writeParent, type ApplySetContext, type Member } from './applyset.ts'
+import { asMember, groupKind, listMembers, memberKey, ParentTaken, pruneApplySets, readParent, recordedGroupKinds, removeApplySets, writeParent, type ApplySetContext, type Member } from './applyset.ts'
 import { k8s } from './client.ts'
 import { apiFailure, apiMessage, asSpec, isNotFound, objectClient, plain, unreachable, type ApiFailure, type ObjectClient } from './deploy-client.ts'
 import { limiter, type AppliedObject, type DeployOptions, type DeployResult, type PrunedObject, type Schedule } from './deploy-types.ts'
 import { describeClusterError } from './upstream-errors.ts'
 import { diffObjects, isEmptyDiff, sameObject } from './object-diff.ts'
+import { adoptedNote, describeObject, otherOwner, ownershipConflict, ownershipOf } from './ownership.ts'
 
 export * from './deploy-types.ts'
 
@@ -176,7 +177,7 @@ export async function deploy(kc: KubeConfig, objects: RenderedObject[], opts: De
       await Promise.all([...groupKinds].map(async ([ns, kinds]) => {
         if (fatal || blocked.has(ns) || dryNewNamespaces.has(ns)) return
         try {
-          const parent = freshNamespaces.has(ns) ? null : await schedule(() => readParent(ctx, ns))
+          const parent = freshNamespaces.has(ns) ? null : await schedule(() => readParent(ctx, ns, { refuseForeign: true }))
           parents.set(ns, parent)
           const recorded = recordedGroupKinds(parent)
           const union = new Set([...recorded, ...kinds])
@@ -187,11 +188,26 @@ export async function deploy(kc: KubeConfig, objects: RenderedObject[], opts: De
           }
           if (!dryRun && (!parent || union.size !== recorded.length)) await schedule(() => writeParent(ctx, ns, union))
         } catch (err) {
+          if (err instanceof ParentTaken) {
+            blocked.set(ns, { action: 'failed', message: `not applied: ${err.message}` })
+            return
+          }
           const why = noteFatal(err) ?? describeFailure(err)
           if (dryRun) return // nothing is written in a dry run: each object is simply read on its own
           blocked.set(ns, { action: 'failed', message: `not applied: the ApplySet record (used to prune later) could not be written in namespace ${ns}: ${why}` })
         }
       }))
+    }
+
+    // One answer per other owner for the whole run (the caller's check may read a database).
+    const adoptAnswers = new Map<string | null, Promise<boolean>>()
+    const mayAdopt = (owner: string | null): Promise<boolean> => {
+      let answer = adoptAnswers.get(owner)
+      if (!answer) {
+        answer = Promise.resolve().then(() => opts.mayAdopt?.(owner) ?? false).catch(() => false)
+        adoptAnswers.set(owner, answer)
+      }
+      return answer
     }
 
     const applyOne = async (i: number): Promise<void> => {
@@ -233,6 +249,17 @@ export async function deploy(kc: KubeConfig, objects: RenderedObject[], opts: De
           const kept = { action: 'unchanged' as const, message: dryRun ? 'dry run: exists; left as it is' : 'exists; left as it is', labels: live.metadata.labels ?? {}, live }
           return finish(i, { ...r, ...kept, uid: (live.metadata.uid as string | undefined) ?? null, resource_version: (live.metadata.resourceVersion as string | undefined) ?? null, ...(dryRun && { diff: { changed: [], added: [], removed: [] } }) })
         }
+        // Another workflow's object, or one this service did not make: not changed unless adopting is asked
+        // for and allowed (a dry run reports the same).
+        let adopted: string | null = null
+        const owner = live ? ownershipOf(live, opts.workflowId) : { kind: 'ours' as const }
+        if (owner.kind !== 'ours') {
+          const what = describeObject({ kind: object.kind, name: object.metadata.name, namespace: plan.namespace })
+          if (!opts.adopt) return finish(i, { ...r, message: ownershipConflict(what, owner, false) })
+          if (!(await mayAdopt(otherOwner(owner)))) return finish(i, { ...r, message: ownershipConflict(what, owner, true) })
+          adopted = adoptedNote(owner)
+        }
+        const note = (message: string) => (adopted ? `${message} (${adopted})` : message)
         const applied = plain(await client!.api.patch(asSpec(body), undefined, dryRun ? 'All' : undefined, FIELD_MANAGER, opts.force ? true : undefined, PatchStrategy.ServerSideApply))
         const result: AppliedObject = { ...r, labels: applied.metadata.labels ?? {}, live: applied }
         if (dryRun) {
@@ -241,14 +268,14 @@ export async function deploy(kc: KubeConfig, objects: RenderedObject[], opts: De
           if (action === 'created' && object.kind === 'Namespace' && !plan.namespace) dryNewNamespaces.add(object.metadata.name)
           const counts = `${diff.changed.length} changed, ${diff.added.length} added, ${diff.removed.length} removed`
           const message = action === 'created' ? 'dry run: would be created' : action === 'unchanged' ? 'dry run: no change' : `dry run: would be configured (${counts})`
-          return finish(i, { ...result, action, message, diff, uid: (live?.metadata.uid as string | undefined) ?? null, resource_version: (live?.metadata.resourceVersion as string | undefined) ?? null })
+          return finish(i, { ...result, action, message: note(message), diff, uid: (live?.metadata.uid as string | undefined) ?? null, resource_version: (live?.metadata.resourceVersion as string | undefined) ?? null })
         }
         if (!live && object.kind === 'Namespace' && !plan.namespace) freshNamespaces.add(object.metadata.name)
         const version = (applied.metadata.resourceVersion as string | undefined) ?? null
         // A controller writing status between our read and our apply moves resourceVersion too: compare content.
         const action = !live ? 'created' : live.metadata.resourceVersion === version || sameObject(live, applied) ? 'unchanged' : 'configured'
         const message = action === 'created' ? 'created' : action === 'unchanged' ? 'unchanged: the cluster already matches' : 'configured'
-        return finish(i, { ...result, action, message, uid: (applied.metadata.uid as string | undefined) ?? null, resource_version: version })
+        return finish(i, { ...result, action, message: note(message), uid: (applied.metadata.uid as string | undefined) ?? null, resource_version: version })
       } catch (err) {
         // In flight when the cluster went away (or timed out): the write may or may not have landed.
         const why = noteFatal(err)

@@ -359,6 +359,15 @@ t.test('server-side apply: ownership, conflicts, removal', async (t) => {
   t.ok(fieldSetOf(after).size >= 2)
 })
 
+t.test('server-side apply: a keyed list item its only manager stops applying goes whole, not leaving its other fields behind', async (t) => {
+  const svc = (port: number): KObject => ({ apiVersion: 'v1', kind: 'Service', metadata: { name: 's' }, spec: { ports: [{ port, protocol: 'TCP', targetPort: 8080 }] } })
+  const opts = { apiVersion: 'v1', force: false, hasStatusSubresource: true, manager: 'a' }
+  const moved = serverSideApply(serverSideApply(undefined, svc(80), opts), svc(81), opts)
+  t.same(moved.spec.ports, [{ port: 81, protocol: 'TCP', targetPort: 8080 }])
+  const entry = moved.metadata.managedFields!.find((m) => m.manager === 'a')!
+  t.same(Object.keys(entry.fieldsV1['f:spec']['f:ports']), ['k:{"port":81,"protocol":"TCP"}'])
+})
+
 t.test('the watch history is a bounded ring', async (t) => {
   const store = new Store(5)
   const rv = store.resourceVersion

@@ -152,10 +152,15 @@ export function serverSideApply(live: KObject | undefined, applied: KObject, o: 
   if (prev) {
     const others = new Set<string>()
     for (const e of entries) if (e !== prev) for (const s of e.set) others.add(s)
-    const removed = paths(minus(prev.set, mine)).sort((a, b) => b.length - a.length)
+    // Outermost first, and nothing below a path already removed: removing a list item's key field (`port`)
+    // first would leave the item no longer findable by its key, so half of it would stay behind.
+    const removed = paths(minus(prev.set, mine)).sort((a, b) => a.length - b.length)
+    const gone: string[][] = []
     for (const p of removed) {
+      if (gone.some((g) => g.length <= p.length && g.every((pe, i) => p[i] === pe))) continue
       if (has(others, p) || coversOrBelow(others, p) || has(mine, p) || coversOrBelow(mine, p)) continue
       removePath(merged, p)
+      gone.push(p)
     }
   }
 

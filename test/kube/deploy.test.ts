@@ -4,6 +4,7 @@ import t from 'tap'
 import { KubeConfig, KubernetesObjectApi, PatchStrategy, type KubernetesObject } from '@kubernetes/client-node'
 import { deploy, FIELD_MANAGER, limiter, type AppliedObject, type DeployOptions } from '../../src/kube/deploy.ts'
 import { renderWorkflow } from '../../src/manifests/index.ts'
+import { systemAnnotations, systemLabels } from '../../src/manifests/metadata.ts'
 import type { KubeObject, ManifestNode, RenderedObject } from '../../src/manifests/types.ts'
 import { startTestCluster } from '../helpers/kube.ts'
 import { freePort } from '../helpers/ports.ts'
@@ -199,14 +200,28 @@ t.test('the simulator still answers plainly (the faults above were consumed)', a
   t.equal((await raw(sim, 'GET', '/api/v1/namespaces/default')).status, 200)
 })
 
-t.test('an object that already exists (made by someone else, in an existing namespace) is configured, not created', async (t) => {
+t.test('an object that already exists (made by someone else) is not changed; adopted (when allowed) it is configured, then ours', async (t) => {
   await client.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'preexisting', namespace: 'default' }, data: { OTHER: 'x' } } as KubernetesObject)
-  const object: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'preexisting', namespace: 'default' }, data: { MINE: 'y' } }
-  const r = await deploy(kc, [{ node_id: 'cm', object }], { workflowId: 'wf-pre' })
+  const object: KubeObject = {
+    apiVersion: 'v1', kind: 'ConfigMap',
+    metadata: { name: 'preexisting', namespace: 'default', labels: systemLabels(), annotations: systemAnnotations('wf-pre', 'cm') }, data: { MINE: 'y' },
+  }
+  const refused = await deploy(kc, [{ node_id: 'cm', object }], { workflowId: 'wf-pre' })
+  t.equal(refused.objects[0].action, 'failed')
+  t.match(refused.objects[0].message, /^conflict \(409\): ConfigMap preexisting \(namespace default\) exists and was not made by this service; not changed.*adopt: true/)
+  const notAllowed = await deploy(kc, [{ node_id: 'cm', object }], { workflowId: 'wf-pre', adopt: true, mayAdopt: () => false })
+  t.match(notAllowed.objects[0].message, /only the cluster's owner may adopt/)
+  const untouched = await client.read({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'preexisting', namespace: 'default' } }) as KubernetesObject & { data?: Record<string, string> }
+  t.same(untouched.data, { OTHER: 'x' }, 'the cluster object is unchanged')
+
+  const asked: Array<string | null> = []
+  const r = await deploy(kc, [{ node_id: 'cm', object }], { workflowId: 'wf-pre', adopt: true, mayAdopt: (o) => { asked.push(o); return true } })
   t.equal(r.objects[0].action, 'configured')
-  const absent: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'brand-new', namespace: 'default' }, data: { MINE: 'y' } }
+  t.match(r.objects[0].message, /adopted \(it was not made by this service\)/)
+  t.same(asked, [null], 'asked once, about an unmanaged object')
+  const absent: KubeObject = { ...object, metadata: { ...object.metadata, name: 'brand-new', annotations: systemAnnotations('wf-pre', 'new') } }
   const again = await deploy(kc, [{ node_id: 'cm', object }, { node_id: 'new', object: absent }], { workflowId: 'wf-pre' })
-  t.same(again.objects.map((o) => o.action), ['unchanged', 'created'], 'an unchanged existing object and a new one side by side')
+  t.same(again.objects.map((o) => o.action), ['unchanged', 'created'], 'adopted, it is ours: unchanged without adopt; a new one side by side')
 })
 
 t.test('failure messages go through redact', async (t) => {
