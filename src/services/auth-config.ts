@@ -4,6 +4,7 @@
 import { Type, type Static } from 'typebox'
 import { Value } from 'typebox/value'
 import type { Config } from '../config.ts'
+import { canonicalAddress, classifyAddress } from '../net/ip-address.ts'
 
 export const PROVIDER_TYPES = ['github', 'google', 'gitlab', 'oidc'] as const
 export type ProviderType = typeof PROVIDER_TYPES[number]
@@ -45,6 +46,18 @@ function insecureUrl(url: string): boolean {
   return parsed.protocol !== 'https:' && !LOOPBACK.has(parsed.hostname)
 }
 
+/**
+ * What the outbound policy refuses everywhere (unspecified, link-local, cloud metadata), in any spelling,
+ * refused here too: these addresses are the operator's, but 0.0.0.0 reaches this host and the metadata
+ * address hands out the machine's cloud credentials, so neither is ever a sign-in provider. Loopback stays
+ * allowed (a local identity provider); names are checked when they are resolved (oauth-providers.ts).
+ */
+function neverReachable(url: string): string | undefined {
+  const address = canonicalAddress(new URL(url).hostname)
+  const kind = address && classifyAddress(address)
+  return kind === 'unspecified' || kind === 'link-local' || kind === 'metadata' ? kind : undefined
+}
+
 export class ProviderConfigError extends Error {}
 
 /** Parses OAUTH_PROVIDERS; throws ProviderConfigError with a one-line message that never contains a value. */
@@ -74,6 +87,10 @@ export function parseProviders(raw: string | undefined): ProviderConfig[] {
     if (p.issuer && insecureUrl(p.issuer)) throw new ProviderConfigError(`OAUTH_PROVIDERS[${i}].issuer must be https (http only on loopback)`)
     for (const key of ['base_url', 'api_url'] as const) {
       if (p[key] && insecureUrl(p[key]!)) throw new ProviderConfigError(`OAUTH_PROVIDERS[${i}].${key} must be https (http only on loopback)`)
+    }
+    for (const key of ['issuer', 'base_url', 'api_url'] as const) {
+      const never = p[key] ? neverReachable(p[key]!) : undefined
+      if (never) throw new ProviderConfigError(`OAUTH_PROVIDERS[${i}].${key} points at an address the outbound policy never allows (${never})`)
     }
     return p
   })

@@ -5,6 +5,7 @@
 import { createRemoteJWKSet, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose'
 import { providerDisplay, type ProviderConfig } from './auth-config.ts'
 import { constantTimeEqual } from './secrets.ts'
+import { OutboundPolicy } from '../net/outbound-policy.ts'
 
 /** A failure whose message may be shown to the person signing in. */
 export class SignInError extends Error {}
@@ -52,11 +53,23 @@ async function getJson(url: string, headers: Record<string, string> = {}): Promi
   return res.json()
 }
 
+/**
+ * Sign-in providers are the operator's choice (OAUTH_PROVIDERS), not a user's, so neither the allow-list nor
+ * the production loopback rule applies (a local identity provider is fine); what the outbound policy never
+ * allows (unspecified, link-local, cloud metadata, in any spelling or through DNS) is refused here as well.
+ */
+const OPERATOR_ENDPOINTS = new OutboundPolicy({ allowInsecure: true, allowCidrs: [], refuseLoopback: false })
+
 /** OIDC discovery: the issuer's metadata, checked to name the same issuer and to have what sign-in needs. */
 export async function discover(issuer: string): Promise<ProviderEndpoints> {
+  await OPERATOR_ENDPOINTS.check(issuer, 'issuer')
   const meta = await getJson(`${trimSlash(issuer)}/.well-known/openid-configuration`) as Record<string, unknown>
   for (const key of ['issuer', 'authorization_endpoint', 'token_endpoint', 'jwks_uri']) {
     if (typeof meta[key] !== 'string') throw new Error(`discovery document has no ${key}`)
+  }
+  // The server itself calls these three; the document could name any address for them.
+  for (const key of ['token_endpoint', 'jwks_uri', 'userinfo_endpoint']) {
+    if (typeof meta[key] === 'string') await OPERATOR_ENDPOINTS.check(meta[key] as string, `discovery document's ${key}`)
   }
   if (trimSlash(meta.issuer as string) !== trimSlash(issuer)) throw new Error('discovery document names a different issuer')
   return {
