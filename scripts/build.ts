@@ -2,10 +2,13 @@
 // (default dist/) and copies the files the compiled code reads at run time, so `node <outDir>/src/server.js`
 // and `node <outDir>/scripts/rotate-keys.js` run without tsx. --no-check skips type checking (emit only),
 // for when `npm run typecheck` runs anyway.
+// After compiling, every relative module specifier of the output is checked to name a file that is there:
+// the build fails rather than ship a server that cannot load a module (ERR_MODULE_NOT_FOUND on its first run).
 import { execFileSync } from 'node:child_process'
-import { cpSync } from 'node:fs'
+import { cpSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import { resolve } from 'node:path'
+import { dirname, join, relative, resolve } from 'node:path'
+import { moduleSpecifiers, rewriteTypeScriptSpecifiers } from './emitted-specifiers.ts'
 
 const root = new URL('..', import.meta.url).pathname
 const args = process.argv.slice(2)
@@ -22,4 +25,22 @@ try {
 // Read relative to the compiled modules: src/app-info.ts reads ../package.json, the landing page its views.
 cpSync(resolve(root, 'package.json'), resolve(outDir, 'package.json'))
 cpSync(resolve(root, 'src/views'), resolve(outDir, 'src/views'), { recursive: true })
-process.stdout.write(`built into ${outDir}\n`)
+
+const emitted = readdirSync(outDir, { recursive: true, encoding: 'utf8' }).filter((f) => /\.[mc]?js$/.test(f)).map((f) => join(outDir, f))
+const unresolved: string[] = []
+let rewrittenCount = 0
+for (const file of emitted) {
+  const { code, rewritten } = rewriteTypeScriptSpecifiers(readFileSync(file, 'utf8'), file)
+  if (rewritten.length) {
+    writeFileSync(file, code)
+    rewrittenCount += rewritten.length
+  }
+  for (const s of moduleSpecifiers(code, file)) {
+    if ((s.text.startsWith('./') || s.text.startsWith('../')) && !existsSync(resolve(dirname(file), s.text))) unresolved.push(`${relative(outDir, file)}: ${s.kind} '${s.text}'`)
+  }
+}
+if (unresolved.length) {
+  process.stderr.write(`build failed: ${unresolved.length} module specifiers of the output name no file in it:\n${unresolved.map((u) => `  ${u}\n`).join('')}`)
+  process.exit(1)
+}
+process.stdout.write(`built into ${outDir} (${emitted.length} modules${rewrittenCount ? `; ${rewrittenCount} specifiers the compiler left naming .ts rewritten to .js` : ''})\n`)
