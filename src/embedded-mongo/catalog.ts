@@ -1,6 +1,8 @@
 // All databases and collections, and the single place where state changes. Every change is described
 // as journal operations handed to the storage sink in the same synchronous step that applies it, so
-// the journal order always equals the in-memory order.
+// the journal order always equals the in-memory order. Each group also carries how to undo it: a change
+// is visible as soon as it is applied, and if the journal then cannot make it durable (a full disk) the
+// storage undoes every group that is not durable, newest first, so no read ever sees a refused write.
 import { Collection, ID_INDEX_SPEC, type Change } from './collection.ts'
 import { BSON } from 'bson'
 import { CommandError, ErrorCodes } from './errors.ts'
@@ -18,9 +20,12 @@ export type JournalOp =
   | { op: 'delete'; db: string; coll: string; id: unknown }
   | { op: 'renameCollection'; db: string; coll: string; toDb: string; to: string }
 
+/** Puts memory back as it was before one group was applied; only called newest group first. */
+export type Revert = () => void
+
 export interface OpSink {
-  /** Records one atomic group of operations (one journal frame). */
-  log(ops: JournalOp[]): void
+  /** Records one atomic group of operations (one journal frame) and how to undo it until it is durable. */
+  log(ops: JournalOp[], revert: Revert): void
 }
 
 const INVALID_DB_CHARS = /[/\\. "$*<>:|?\0]/
@@ -75,7 +80,9 @@ export class Catalog {
       throw new CommandError(ErrorCodes.NamespaceExists, `Collection ${db}.${name} already exists.`)
     }
     const coll = this.addCollection(db, name, options)
-    this.sink.log([{ op: 'createCollection', db, coll: name, options }])
+    this.sink.log([{ op: 'createCollection', db, coll: name, options }], () => {
+      if (this.getCollection(db, name) === coll) this.removeCollection(db, name)
+    })
     return coll
   }
 
@@ -94,8 +101,17 @@ export class Catalog {
     const coll = this.getCollection(db, name)
     if (!coll) return undefined
     this.removeCollection(db, name)
-    this.sink.log([{ op: 'dropCollection', db, coll: name }])
+    this.sink.log([{ op: 'dropCollection', db, coll: name }], () => this.putCollection(coll))
     return coll
+  }
+
+  private putCollection(coll: Collection): void {
+    let colls = this.dbs.get(coll.dbName)
+    if (!colls) {
+      colls = new Map()
+      this.dbs.set(coll.dbName, colls)
+    }
+    colls.set(coll.name, coll)
   }
 
   private removeCollection(db: string, name: string): void {
@@ -105,9 +121,10 @@ export class Catalog {
   }
 
   dropDatabase(db: string): void {
-    if (!this.dbs.has(db)) return
+    const colls = this.dbs.get(db)
+    if (!colls) return
     this.dbs.delete(db)
-    this.sink.log([{ op: 'dropDatabase', db }])
+    this.sink.log([{ op: 'dropDatabase', db }], () => { this.dbs.set(db, colls) })
   }
 
   renameCollection(db: string, name: string, toDb: string, to: string, dropTarget: boolean): void {
@@ -115,12 +132,19 @@ export class Catalog {
     if (!coll) throw new CommandError(ErrorCodes.NamespaceNotFound, `Source collection ${db}.${name} does not exist`)
     validateDbName(toDb)
     validateCollectionName(toDb, to)
-    if (this.getCollection(toDb, to)) {
+    const target = this.getCollection(toDb, to)
+    if (target) {
       if (!dropTarget) throw new CommandError(ErrorCodes.NamespaceExists, `Target namespace ${toDb}.${to} exists`)
       this.removeCollection(toDb, to)
     }
     this.moveCollection(coll, toDb, to)
-    this.sink.log([{ op: 'renameCollection', db, coll: name, toDb, to }])
+    // The moved collection shares its index objects with `coll`; later groups that changed them are
+    // undone before this one, so `coll` is whole again when it is put back.
+    this.sink.log([{ op: 'renameCollection', db, coll: name, toDb, to }], () => {
+      this.removeCollection(toDb, to)
+      if (target) this.putCollection(target)
+      this.putCollection(coll)
+    })
   }
 
   private moveCollection(coll: Collection, toDb: string, to: string): void {
@@ -145,7 +169,7 @@ export class Catalog {
       c.after
         ? { op: 'put', db: coll.dbName, coll: coll.name, doc: c.after }
         : { op: 'delete', db: coll.dbName, coll: coll.name, id: c.before?._id }
-    )))
+    )), () => coll.revert(changes))
     coll.apply(prepared)
   }
 
@@ -172,13 +196,20 @@ export class Catalog {
     }
     const index = coll.buildIndex(spec, true)
     coll.indexes.set(spec.name, index)
-    this.sink.log([{ op: 'createIndex', db: coll.dbName, coll: coll.name, spec }])
+    this.sink.log([{ op: 'createIndex', db: coll.dbName, coll: coll.name, spec }], () => {
+      if (coll.indexes.get(spec.name) === index) coll.indexes.delete(spec.name)
+    })
     return true
   }
 
   dropIndex(coll: Collection, name: string): void {
+    const before = [...coll.indexes]
     coll.indexes.delete(name)
-    this.sink.log([{ op: 'dropIndex', db: coll.dbName, coll: coll.name, name }])
+    // Restored in the original order, so listIndexes answers as before.
+    this.sink.log([{ op: 'dropIndex', db: coll.dbName, coll: coll.name, name }], () => {
+      coll.indexes.clear()
+      for (const [n, index] of before) coll.indexes.set(n, index)
+    })
   }
 
   /** Applies a journal or snapshot operation during recovery. */

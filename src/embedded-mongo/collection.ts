@@ -166,6 +166,15 @@ export class Collection {
     }
   }
 
+  /**
+   * Undoes a batch that `apply` applied, by applying the inverse batch (the journal could not make it
+   * durable). A deleted document comes back at the end of the natural order, which MongoDB does not
+   * promise to keep either.
+   */
+  revert(changes: Change[]): void {
+    this.apply(changes.map((c) => ({ idKey: c.idKey, before: c.after, after: c.before, entries: new Map() })))
+  }
+
   /** Journal replay: trust the log, keep indexes consistent, skip uniqueness checks. */
   replayPut(doc: Doc): void {
     const idKey = encodeKey(doc._id)

@@ -30,6 +30,8 @@ export const ErrorCodes = {
   UnsupportedOpQueryCommand: 352,
   DuplicateKey: 11000,
   NoDollarDbField: 40571,
+  FileStreamFailed: 39,
+  OutOfDiskSpace: 14031,
 } as const
 
 const codeNames: Record<number, string> = Object.fromEntries(
@@ -75,4 +77,18 @@ export function toCommandError(err: unknown): CommandError {
   }
   if (err instanceof SyntaxError) return new CommandError(ErrorCodes.BadValue, message) // e.g. invalid $regex
   return new CommandError(ErrorCodes.InternalError, message)
+}
+
+/** The message a client sees when the journal could not grow; the service layer matches on the code, not this text. */
+export const DISK_FULL_MESSAGE = "the database's disk is full"
+
+/**
+ * What a client is told when its write could not be made durable (and so was undone). MongoDB answers a
+ * full disk with OutOfDiskSpace; other I/O failures get FileStreamFailed and the errno code only, since
+ * the operating system's text can name paths.
+ */
+export function storageWriteError(cause: unknown): CommandError {
+  const code = (cause as NodeJS.ErrnoException | undefined)?.code
+  if (code === 'ENOSPC' || code === 'EDQUOT') return new CommandError(ErrorCodes.OutOfDiskSpace, DISK_FULL_MESSAGE)
+  return new CommandError(ErrorCodes.FileStreamFailed, `the database could not write to its disk${typeof code === 'string' ? ` (${code})` : ''}`)
 }

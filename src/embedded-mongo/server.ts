@@ -14,7 +14,7 @@ import { Catalog } from './catalog.ts'
 import { CursorRegistry } from './cursors.ts'
 import { serveConnection } from './connection.ts'
 import type { Logger, ServerState, ServerStats } from './state.ts'
-import { DiskStorage, type RecoveryReport } from './storage/disk-storage.ts'
+import { DiskStorage, type JournalWriter, type RecoveryReport } from './storage/disk-storage.ts'
 import { MemoryStorage, type Storage } from './storage/storage.ts'
 import { TtlSweeper } from './ttl-sweeper.ts'
 
@@ -40,6 +40,8 @@ export interface EmbeddedMongo {
 export interface EmbeddedMongoServerOptions extends EmbeddedMongoOptions {
   /** Journal size that triggers compaction into a snapshot (disk storage). */
   compactJournalBytes?: number
+  /** Tests only: how journal appends are written, to simulate a full disk. */
+  journalWriter?: JournalWriter
 }
 
 export interface EmbeddedMongoServer extends EmbeddedMongo {
@@ -88,7 +90,7 @@ export async function startEmbeddedMongoServer(opts: EmbeddedMongoServerOptions)
   let catalog: Catalog
   if (opts.storage === 'disk') {
     if (!opts.dataDir) throw new Error("embedded-mongo: storage 'disk' requires dataDir")
-    const disk = new DiskStorage({ dir: opts.dataDir, compactJournalBytes: opts.compactJournalBytes, logger })
+    const disk = new DiskStorage({ dir: opts.dataDir, compactJournalBytes: opts.compactJournalBytes, journalWriter: opts.journalWriter, logger })
     catalog = new Catalog(disk)
     recovery = await disk.open(catalog)
     storage = disk

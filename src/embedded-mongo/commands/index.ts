@@ -90,7 +90,8 @@ export async function runCommand(state: ServerState, body: Doc, db: unknown, con
     try {
       await state.storage.waitDurable(seq)
     } catch (err) {
-      reply = new CommandError(ErrorCodes.InternalError, `write could not be made durable: ${(err as Error).message}`).toReply()
+      // The storage has undone the command's changes; its error says why (e.g. OutOfDiskSpace).
+      reply = (err instanceof CommandError ? err : new CommandError(ErrorCodes.InternalError, 'write could not be made durable')).toReply()
     }
   }
   return reply

@@ -9,13 +9,15 @@
 // references, and serialising it can happen in the background.
 import { chmod, open, rename, rm, mkdir, type FileHandle } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
-import type { Catalog, JournalOp } from '../catalog.ts'
+import type { Catalog, JournalOp, Revert } from '../catalog.ts'
+import { storageWriteError } from '../errors.ts'
 import type { Doc } from '../values.ts'
 import { lockDataDirectory } from './dir-lock.ts'
 import { DIR_MODE, FILE_MODE, fsyncDir, writeAll } from './files.ts'
 import { encodeFrame } from './frames.ts'
 import { MANIFEST_TMP, writeManifest, type Manifest } from './manifest.ts'
-import { JOURNAL_MAGIC, journalName, planRecovery } from './recovery.ts'
+import { journalName, journalStart } from './journal-file.ts'
+import { planRecovery } from './recovery.ts'
 import { SNAPSHOT_FILE, SNAPSHOT_TMP, writeSnapshotTmp } from './snapshot-file.ts'
 import type { Storage } from './storage.ts'
 
@@ -28,8 +30,13 @@ export interface DiskStorageLogger {
   error(msg: string): void
 }
 
+/** Writes a batch of journal frames at `position`; replaceable only so tests can make the disk fill up. */
+export type JournalWriter = (fh: FileHandle, data: Buffer, position: number) => Promise<void>
+
 export interface DiskStorageOptions {
   dir: string
+  /** Test seam: how journal appends reach the file (default: positioned writes until all is written). */
+  journalWriter?: JournalWriter
   /** Compact once the journal exceeds this many bytes (and is larger than the last snapshot). */
   compactJournalBytes?: number
   logger?: DiskStorageLogger
@@ -42,6 +49,19 @@ export interface RecoveryReport {
   /** Bytes cut from the end of a journal because they were torn or corrupt. */
   truncatedBytes: number
 }
+
+// Positioned, so a journal truncated after a failed append is continued at its end whatever mode it was
+// opened in ('a+' appends anyway; 'w' would otherwise leave a hole of zeros at the old file position).
+export const writeAt: JournalWriter = async (fh, data, position) => {
+  let off = 0
+  while (off < data.length) {
+    const { bytesWritten } = await fh.write(data, off, data.length - off, position + off)
+    off += bytesWritten
+  }
+}
+
+// Groups undone after a failed append, kept a little while so their waiters learn why.
+const LOST_RANGES_KEPT = 64
 
 export class DiskStorage implements Storage {
   private readonly dir: string
@@ -57,11 +77,18 @@ export class DiskStorage implements Storage {
   private chain: Promise<void> = Promise.resolve()
   private queuedFlush: Promise<void> | undefined
   private compactionQueued = false
+  /** Set while the journal may end in a partial frame; cleared once it is cut back to `journalBytes`. */
   private failure: Error | undefined
+  /** How to undo each logged group that is not durable yet, oldest first. */
+  private unsettled: Array<{ seq: number; revert: Revert }> = []
+  /** Groups that were undone because the journal could not take them, and what their writers are told. */
+  private lost: Array<{ from: number; to: number; error: Error }> = []
+  private readonly writeJournal: JournalWriter
   private closed = false
   private unlock: (() => Promise<void>) | undefined
   /** The snapshot the MANIFEST should record, and the generation it was last written for. */
   private snapshotRecord: Manifest['snapshot'] = null
+  private journalId: string | null = null
   private manifestGeneration = 0
   loggedSeq = 0
 
@@ -69,19 +96,24 @@ export class DiskStorage implements Storage {
     this.dir = resolve(opts.dir)
     this.compactJournalBytes = opts.compactJournalBytes ?? 32 * 1024 * 1024
     this.logger = opts.logger
+    this.writeJournal = opts.journalWriter ?? writeAt
   }
 
-  log(ops: JournalOp[]): void {
+  log(ops: JournalOp[], revert: Revert): void {
     if (this.closed) throw new Error('storage is closed')
-    if (this.failure) throw new Error(`journal unavailable after an earlier write failure: ${this.failure.message}`)
     this.pending.push(encodeFrame(ops as unknown as Doc[]))
     this.loggedSeq++
+    this.unsettled.push({ seq: this.loggedSeq, revert })
   }
 
   async waitDurable(seq: number): Promise<void> {
-    while (this.durableSeq < seq) {
-      if (this.failure) throw this.failure
-      await this.scheduleFlush()
+    for (;;) {
+      // Checked before durability: later groups may become durable after this one was undone.
+      const lost = this.lost.find((l) => seq >= l.from && seq <= l.to)
+      if (lost) throw lost.error
+      if (this.durableSeq >= seq) return
+      if (!this.fh) throw new Error('storage is closed')
+      await this.scheduleFlush().catch(() => undefined)
     }
   }
 
@@ -104,23 +136,70 @@ export class DiskStorage implements Storage {
   }
 
   private async flushPending(): Promise<void> {
-    if (this.pending.length === 0 || !this.fh) return
-    const data = Buffer.concat(this.pending)
-    const seq = this.loggedSeq
-    this.pending = []
-    try {
-      await writeAll(this.fh, data)
-      await this.fh.datasync()
-    } catch (err) {
-      // A partial append may have left a torn frame; writing more after it would hide acknowledged
-      // records behind it at recovery, so the journal is closed for writing from here on.
-      this.failure = err instanceof Error ? err : new Error(String(err))
-      this.logger?.error(`embedded-mongo: journal write failed: ${this.failure.message}`)
-      throw this.failure
-    }
-    this.journalBytes += data.length
-    this.durableSeq = seq
+    await this.writePending()
     this.maybeCompact()
+  }
+
+  /**
+   * Appends every logged group at the durable end of the journal and syncs it. Takes `pending` before its
+   * first await unless the journal tail needs repair first (compaction relies on that: it never runs then).
+   */
+  private async writePending(): Promise<void> {
+    const fh = this.fh
+    if (this.pending.length === 0 || !fh) return
+    try {
+      if (this.failure) await this.repairTail(fh)
+      const data = Buffer.concat(this.pending)
+      const seq = this.loggedSeq
+      this.pending = []
+      await this.writeJournal(fh, data, this.journalBytes)
+      await fh.datasync()
+      this.journalBytes += data.length
+      this.durableSeq = seq
+    } catch (err) {
+      throw await this.journalFailed(fh, err)
+    }
+    let settled = 0
+    while (settled < this.unsettled.length && this.unsettled[settled]!.seq <= this.durableSeq) settled++
+    this.unsettled.splice(0, settled)
+  }
+
+  /**
+   * A failed append: nothing after the last durable group may stay visible, so every group that is not
+   * durable (also those logged while the append ran, which may build on it) is undone newest first and its
+   * writer told why. Then the partial frame is cut off, so a later append never follows garbage, and
+   * writing resumes; if the cut fails too, the next append tries it again first.
+   */
+  private async journalFailed(fh: FileHandle, err: unknown): Promise<Error> {
+    const error = storageWriteError(err)
+    const from = this.durableSeq + 1
+    const to = this.loggedSeq
+    for (let i = this.unsettled.length - 1; i >= 0; i--) {
+      try {
+        this.unsettled[i]!.revert()
+      } catch (revertErr) {
+        this.logger?.error(`embedded-mongo: could not undo a write that was not made durable: ${(revertErr as Error).message}`)
+      }
+    }
+    this.unsettled = []
+    this.pending = []
+    if (to >= from) {
+      this.lost.push({ from, to, error })
+      if (this.lost.length > LOST_RANGES_KEPT) this.lost.shift()
+    }
+    this.failure = error
+    const code = (err as NodeJS.ErrnoException).code ?? 'unknown'
+    this.logger?.error(`embedded-mongo: journal write failed (${code}): ${to - from + 1} write(s) undone and refused: ${error.message}`)
+    await this.repairTail(fh).catch((cutErr: unknown) => {
+      this.logger?.error(`embedded-mongo: could not cut the journal back after a failed write (${(cutErr as NodeJS.ErrnoException).code ?? 'unknown'}); the next write tries again`)
+    })
+    return error
+  }
+
+  private async repairTail(fh: FileHandle): Promise<void> {
+    await fh.truncate(this.journalBytes)
+    await fh.datasync()
+    this.failure = undefined
   }
 
   private maybeCompact(): void {
@@ -148,25 +227,21 @@ export class DiskStorage implements Storage {
     // in `pending` and goes to the old journal, so the snapshot equals old journal + old snapshot.
     const ops = [...catalog.snapshotOps()]
     const newGen = this.generation + 1
-    const oldPending = this.pending
-    const seq = this.loggedSeq
-    this.pending = []
-    if (oldPending.length > 0) {
-      await writeAll(this.fh, Buffer.concat(oldPending))
-      await this.fh.datasync()
-      this.durableSeq = seq
-    }
+    // Everything the snapshot captured goes to the old journal first (undone and refused if it cannot).
+    await this.writePending()
 
     const tmpPath = join(this.dir, SNAPSHOT_TMP)
     const newJournal = join(this.dir, journalName(newGen))
     let next: FileHandle | undefined
     let snapshot: { bytes: number; id: string }
+    let start: ReturnType<typeof journalStart>
     try {
       snapshot = await writeSnapshotTmp(this.dir, newGen, ops)
+      start = journalStart(newGen, snapshot.id)
       // The journal exists before its snapshot is renamed into place: until the rename, start-up removes
       // it as a leftover (it holds no records); after it, nothing can fail before writes go there.
       next = await open(newJournal, 'w', FILE_MODE)
-      await writeAll(next, JOURNAL_MAGIC)
+      await writeAll(next, start.bytes)
       await next.sync()
       await fsyncDir(this.dir)
       await rename(tmpPath, join(this.dir, SNAPSHOT_FILE))
@@ -180,7 +255,8 @@ export class DiskStorage implements Storage {
     this.fh = next
     const oldGen = this.generation
     this.generation = newGen
-    this.journalBytes = JOURNAL_MAGIC.length
+    this.journalBytes = start.bytes.length
+    this.journalId = start.header.id
     this.snapshotBytes = snapshot.bytes
     this.snapshotRecord = { bytes: snapshot.bytes, id: snapshot.id }
     await fsyncDir(this.dir)
@@ -192,8 +268,12 @@ export class DiskStorage implements Storage {
     this.logger?.info(`embedded-mongo: compacted storage into snapshot generation ${newGen} (${ops.length} records)`)
   }
 
+  private currentManifest(): Manifest {
+    return { generation: this.generation, snapshot: this.snapshotRecord, journal: journalName(this.generation), journalId: this.journalId }
+  }
+
   private async recordManifest(): Promise<void> {
-    await writeManifest(this.dir, { generation: this.generation, snapshot: this.snapshotRecord, journal: journalName(this.generation) })
+    await writeManifest(this.dir, this.currentManifest())
     this.manifestGeneration = this.generation
   }
 
@@ -250,17 +330,25 @@ export class DiskStorage implements Storage {
     }
 
     const fh = await open(path, 'a+', FILE_MODE)
-    const { size } = await fh.stat()
-    if (size === 0) {
-      await writeAll(fh, JOURNAL_MAGIC)
+    let { size } = await fh.stat()
+    let header = plan.journalHeader
+    if (!header && plan.journalGroups.length === 0) {
+      // New, or holding nothing yet: (re)started with a header, so that the MANIFEST can name it.
+      const start = journalStart(this.generation, this.snapshotRecord?.id ?? null)
+      await fh.truncate(0)
+      await writeAll(fh, start.bytes)
       await fh.sync()
       await fsyncDir(this.dir)
+      size = start.bytes.length
+      header = start.header
     }
     this.fh = fh
-    this.journalBytes = Math.max(size, JOURNAL_MAGIC.length)
-    if (plan.manifest) {
-      if (plan.upgrade) this.logger?.info(`embedded-mongo: ${this.dir} was written by an earlier version: recording its contents in a MANIFEST`)
-      await writeManifest(this.dir, plan.manifest)
+    this.journalBytes = size
+    this.journalId = header?.id ?? null
+    const manifest = this.currentManifest()
+    if (JSON.stringify(plan.manifest) !== JSON.stringify(manifest)) {
+      if (plan.upgrade && !plan.fresh) this.logger?.info(`embedded-mongo: ${this.dir} was written by an earlier version: recording its contents in a MANIFEST`)
+      await writeManifest(this.dir, manifest)
     }
     this.manifestGeneration = this.generation
     this.maybeCompact()

@@ -5,7 +5,10 @@ import type { OpSink } from '../catalog.ts'
 export interface Storage extends OpSink {
   /** Sequence number of the most recently logged operation group. */
   readonly loggedSeq: number
-  /** Resolves once every group up to `seq` is on stable storage; rejects if the journal failed. */
+  /**
+   * Resolves once every group up to `seq` is on stable storage. Rejects with a CommandError (OutOfDiskSpace,
+   * FileStreamFailed) when the journal could not take the group: it has then been undone in memory.
+   */
   waitDurable(seq: number): Promise<void>
   close(): Promise<void>
 }
