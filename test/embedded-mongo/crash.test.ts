@@ -139,7 +139,7 @@ t.test('kill -9 during a compaction: every acknowledged write survives', async (
   }
   let midCompaction = 0
   let total = 0
-  for (let cycle = 0; cycle < 4 && midCompaction < 2; cycle++) {
+  for (let cycle = 0; cycle < 4 && midCompaction < 1; cycle++) {
     const { child, uri, exited } = await startChild(t, dir, 256 * 1024)
     const client = await MongoClient.connect(uri, driverOptions)
     let acked = 0

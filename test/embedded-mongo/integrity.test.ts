@@ -125,8 +125,9 @@ t.test('a flipped byte in the middle of the journal: refused, and repair keeps e
   const path = await journalOf(dir)
   const data = await readFile(path)
   const frames = frameOffsets(data)
-  // Frame 0 creates the collection; frame 1 + i inserts wf-i. Damage the insert of wf-50's payload.
-  const hit = frames[51]!
+  // Frame 0 is the journal's header, frame 1 creates the collection, frame 2 + i inserts wf-i.
+  // Damage the payload of wf-50's insert.
+  const hit = frames[52]!
   data[hit + 40] ^= 0x01
   await writeFile(path, data)
   await refused(t, dir, 'journal-0.bin', /checksum mismatch, and intact records follow it at byte \d+/, hit)
@@ -134,7 +135,7 @@ t.test('a flipped byte in the middle of the journal: refused, and repair keeps e
   const report = await repairDataDirectory(dir, new Date('2026-01-02T03:04:05Z'))
   t.equal(report.backup, `${dir}.bak-20260102T030405Z`)
   t.same(await readFile(join(report.backup, 'journal-0.bin')), data, 'the damaged original is kept aside')
-  t.same(report.damaged.map((d) => [d.file, d.offset, d.bytes]), [['journal-0.bin', hit, frames[52]! - hit]])
+  t.same(report.damaged.map((d) => [d.file, d.offset, d.bytes]), [['journal-0.bin', hit, frames[53]! - hit]])
   t.equal(report.journalGroups, 100, 'every intact frame, also the 49 after the damage')
   t.equal(report.documents, 99)
   const left = await ids(dir)
@@ -158,7 +159,7 @@ t.test('a flipped byte at 10 %, 50 % and 95 % of the journal: each refused, each
     const err = await refused(t, dir, 'journal-0.bin', /intact records follow it/, hit)
     const report = await repairDataDirectory(dir)
     t.equal(report.documents, 99)
-    t.comment(`flip at ${share * 100} % (byte ${at}): refused at byte ${err.offset}; repair kept ${report.journalGroups} of ${frames.length} frames, ${report.documents} of 100 workflows`)
+    t.comment(`flip at ${share * 100} % (byte ${at}): refused at byte ${err.offset}; repair kept ${report.journalGroups} of ${frames.length - 1} write frames, ${report.documents} of 100 workflows`)
   }
 })
 
@@ -244,6 +245,14 @@ t.test('a snapshot of the same generation from another directory is refused as r
   await refused(t, dir, 'snapshot.bin', /is not the snapshot MANIFEST records .*: it was replaced/)
 })
 
+t.test('a journal of the same generation from another directory is refused as replaced', async (t) => {
+  const dir = await copyOf(t, journalOnly)
+  const other = await tempDir(t)
+  await buildDir(other, 100)
+  await copyFile(join(other, 'journal-0.bin'), join(dir, 'journal-0.bin'))
+  await refused(t, dir, 'journal-0.bin', /is not the journal MANIFEST records \(id \S+; found \S+\): it was replaced/, 8)
+})
+
 t.test('MANIFEST deleted next to a snapshot that was written with one: refused', async (t) => {
   const dir = await copyOf(t, withSnapshot)
   await rm(join(dir, 'MANIFEST'))
@@ -257,6 +266,8 @@ t.test('a directory that once held data and now holds only its MANIFEST is refus
   const empty = join(await tempDir(t), 'fresh')
   t.same(await ids(empty), [])
   t.same((await readdir(empty)).sort(), ['MANIFEST', 'journal-0.bin'])
+  const manifest = JSON.parse(await readFile(join(empty, 'MANIFEST'), 'utf8')) as Record<string, unknown>
+  t.match(manifest, { format: 1, generation: 0, snapshot: null, journal: 'journal-0.bin', journalId: String, crc32: Number })
 })
 
 t.test('a journal newer than the snapshot: refused if it holds records, removed if it is a compaction\'s empty leftover', async (t) => {

@@ -18,6 +18,8 @@ export interface Manifest {
   /** The snapshot of that generation, if one has been written: its size and the id in its header. */
   snapshot: { bytes: number; id: string | null } | null
   journal: string
+  /** The id in that journal's header (null: a journal from before headers). */
+  journalId: string | null
 }
 
 function checksum(body: object): number {
@@ -42,13 +44,13 @@ export async function readManifest(dir: string): Promise<Manifest | undefined> {
   if (typeof parsed !== 'object' || parsed === null) return damaged()
   const { crc32: stored, ...body } = parsed as Record<string, unknown>
   if (stored !== checksum(body) || body.format !== FORMAT) return damaged()
-  const { generation, snapshot, journal } = body as unknown as Manifest
+  const { generation, snapshot, journal, journalId } = body as unknown as Manifest
   if (!Number.isSafeInteger(generation) || generation < 0 || typeof journal !== 'string') return damaged()
-  return { generation, snapshot: snapshot ?? null, journal }
+  return { generation, snapshot: snapshot ?? null, journal, journalId: journalId ?? null }
 }
 
 export async function writeManifest(dir: string, manifest: Manifest): Promise<void> {
-  const body = { format: FORMAT, generation: manifest.generation, snapshot: manifest.snapshot, journal: manifest.journal }
+  const body = { format: FORMAT, generation: manifest.generation, snapshot: manifest.snapshot, journal: manifest.journal, journalId: manifest.journalId }
   const text = `${JSON.stringify({ ...body, crc32: checksum(body) })}\n`
   const tmp = join(dir, MANIFEST_TMP)
   const fh = await open(tmp, 'w', FILE_MODE)

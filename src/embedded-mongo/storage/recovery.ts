@@ -8,18 +8,16 @@
 //   - a snapshot one generation ahead of the MANIFEST (a compaction stopped after its rename);
 //   - journals older than the snapshot (a compaction stopped before deleting them);
 //   - no MANIFEST in a directory an earlier version wrote (it is written now).
-import { readdir, readFile } from 'node:fs/promises'
+// A journal must be the one the MANIFEST records (by the id in its header) and follow the snapshot there is.
+import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { JournalOp } from '../catalog.ts'
 import type { Doc } from '../values.ts'
 import { DataDirectoryDamagedError } from './damaged.ts'
 import { decodeFrames } from './frames.ts'
+import { JOURNAL_MAGIC, journalGenerations, journalHeaderOf, journalName, type JournalHeader } from './journal-file.ts'
 import { MANIFEST_FILE, readManifest, type Manifest } from './manifest.ts'
 import { parseSnapshot, SNAPSHOT_FILE, type SnapshotHeader } from './snapshot-file.ts'
-
-export const JOURNAL_MAGIC = Buffer.from('EMJRNL01')
-export const journalName = (gen: number): string => `journal-${gen}.bin`
-const JOURNAL_PATTERN = /^journal-(\d+)\.bin$/
 
 export async function readIfExists(path: string): Promise<Buffer | undefined> {
   try {
@@ -30,21 +28,14 @@ export async function readIfExists(path: string): Promise<Buffer | undefined> {
   }
 }
 
-export async function journalGenerations(dir: string): Promise<number[]> {
-  return (await readdir(dir))
-    .map((f) => JOURNAL_PATTERN.exec(f))
-    .filter((m): m is RegExpExecArray => m !== null)
-    .map((m) => Number(m[1]))
-    .sort((a, b) => a - b)
-}
-
 export interface RecoveryPlan {
   /** Nothing was here: a new data directory. */
   fresh: boolean
   generation: number
   snapshot: { header: SnapshotHeader; ops: JournalOp[]; bytes: number } | undefined
-  /** Groups of the journal of `generation`, in order (empty when it does not exist yet). */
+  /** Groups of the journal of `generation`, in order (empty when it does not exist yet), and its header. */
   journalGroups: Doc[][]
+  journalHeader: JournalHeader | undefined
   /** Where that journal's intact data ends, if it has a torn tail to cut there; `journalSize` is its length now. */
   cutAt: number | undefined
   tornProblem: string | undefined
@@ -53,7 +44,7 @@ export interface RecoveryPlan {
   obsoleteJournals: number[]
   /** Written by a version without a MANIFEST: one is written now. */
   upgrade: boolean
-  /** The MANIFEST to write (absent, behind the snapshot, or already right: undefined). */
+  /** The MANIFEST as found. */
   manifest: Manifest | undefined
 }
 
@@ -66,11 +57,10 @@ export async function planRecovery(dir: string): Promise<RecoveryPlan> {
   const journals = await journalGenerations(dir)
   const plan: RecoveryPlan = {
     fresh: false, generation: 0, snapshot: undefined, journalGroups: [], cutAt: undefined, tornProblem: undefined,
-    journalSize: undefined, obsoleteJournals: [], upgrade: false, manifest: undefined,
+    journalSize: undefined, obsoleteJournals: [], upgrade: false, manifest, journalHeader: undefined,
   }
   if (!manifest && !snapshotData && journals.length === 0) {
     plan.fresh = true
-    plan.manifest = { generation: 0, snapshot: null, journal: journalName(0) }
     return plan
   }
 
@@ -105,8 +95,10 @@ export async function planRecovery(dir: string): Promise<RecoveryPlan> {
     if (gen < generation) {
       plan.obsoleteJournals.push(gen)
     } else if (gen > generation) {
+      // A compaction creates the next journal (magic and header only) before renaming its snapshot.
       const data = (await readIfExists(join(dir, journalName(gen)))) ?? Buffer.alloc(0)
-      if (data.length > JOURNAL_MAGIC.length) {
+      const decoded = decodeFrames(data, Math.min(JOURNAL_MAGIC.length, data.length))
+      if (decoded.groups.length > (journalHeaderOf(decoded.groups[0]) ? 1 : 0) || decoded.intactAfter !== undefined) {
         const missing = snapGen === undefined ? `${SNAPSHOT_FILE} is missing` : `${SNAPSHOT_FILE} is generation ${snapGen}`
         refuse(journalName(gen), `holds records that follow a snapshot of generation ${gen}, but ${missing}`)
       }
@@ -133,19 +125,26 @@ export async function planRecovery(dir: string): Promise<RecoveryPlan> {
     if (decoded.problem && decoded.intactAfter !== undefined) {
       refuse(journalName(generation), `${decoded.problem}, and intact records follow it at byte ${decoded.intactAfter}`, decoded.validEnd)
     }
-    plan.journalGroups = decoded.groups
+    const header = journalHeaderOf(decoded.groups[0])
+    plan.journalHeader = header
+    plan.journalGroups = header ? decoded.groups.slice(1) : decoded.groups
+    const name = journalName(generation)
+    const snapshotId = snapshot?.header.id ?? null
+    if (header && header.generation !== generation) refuse(name, `its header says generation ${header.generation}: it was renamed`, JOURNAL_MAGIC.length)
+    if (header && header.snapshotId !== snapshotId) {
+      refuse(name, `follows snapshot ${header.snapshotId ?? 'none'}, not the ${SNAPSHOT_FILE} here (${snapshotId ?? 'none'}): one of them was replaced`, JOURNAL_MAGIC.length)
+    }
+    // After a compaction that stopped before recording it, the MANIFEST does not know this journal yet.
+    const recordedId = rolledForward ? null : manifest?.journalId ?? null
+    if (recordedId !== null && header?.id !== recordedId) {
+      refuse(name, `is not the journal ${MANIFEST_FILE} records (id ${recordedId}; found ${header?.id ?? 'no header'}): it was replaced`, JOURNAL_MAGIC.length)
+    }
     if (decoded.problem) {
       plan.cutAt = decoded.validEnd
       plan.tornProblem = decoded.problem
     }
   }
 
-  const wanted: Manifest = {
-    generation,
-    snapshot: snapshot ? { bytes: snapshot.bytes, id: snapshot.header.id } : null,
-    journal: journalName(generation),
-  }
   plan.upgrade = !manifest
-  if (!manifest || rolledForward) plan.manifest = wanted
   return plan
 }

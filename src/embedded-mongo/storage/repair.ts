@@ -10,7 +10,8 @@ import { lockDataDirectory, LOCK_FILE } from './dir-lock.ts'
 import { DIR_MODE, FILE_MODE, fsyncDir, writeAll } from './files.ts'
 import { salvageFrames, type DamagedRange } from './frames.ts'
 import { readManifest, writeManifest, MANIFEST_FILE, MANIFEST_TMP, type Manifest } from './manifest.ts'
-import { JOURNAL_MAGIC, journalGenerations, journalName, readIfExists } from './recovery.ts'
+import { JOURNAL_MAGIC, journalGenerations, journalHeaderOf, journalName, journalStart } from './journal-file.ts'
+import { readIfExists } from './recovery.ts'
 import { salvageSnapshot, SNAPSHOT_FILE, SNAPSHOT_TMP, writeSnapshotTmp } from './snapshot-file.ts'
 
 export interface RepairReport {
@@ -88,6 +89,7 @@ export async function repairDataDirectory(dataDir: string, now = new Date()): Pr
       if (start === 0 && data.length > 0) report.damaged.push({ file: journalName(gen), offset: 0, bytes: 0, problem: 'bad file header' })
       const { groups, damaged } = salvageFrames(data, start)
       for (const { docs } of groups) {
+        if (journalHeaderOf(docs)) continue
         let applied = true
         for (const op of docs) applied = replay(op as unknown as JournalOp) && applied
         if (applied) report.journalGroups++
@@ -105,16 +107,17 @@ export async function repairDataDirectory(dataDir: string, now = new Date()): Pr
     report.generation = generation
     report.documents = catalog.allCollections().reduce((n, c) => n + c.docs.size, 0)
     const { bytes, id } = await writeSnapshotTmp(dir, generation, catalog.snapshotOps())
+    const start = journalStart(generation, id)
     const journal = await open(join(dir, journalName(generation)), 'w', FILE_MODE)
     try {
-      await writeAll(journal, JOURNAL_MAGIC)
+      await writeAll(journal, start.bytes)
       await journal.sync()
     } finally {
       await journal.close()
     }
     await rename(join(dir, SNAPSHOT_TMP), join(dir, SNAPSHOT_FILE))
     await fsyncDir(dir)
-    await writeManifest(dir, { generation, snapshot: { bytes, id }, journal: journalName(generation) })
+    await writeManifest(dir, { generation, snapshot: { bytes, id }, journal: journalName(generation), journalId: start.header.id })
     for (const gen of journals) await rm(join(dir, journalName(gen)), { force: true })
     await rm(join(dir, MANIFEST_TMP), { force: true })
     await fsyncDir(dir)
