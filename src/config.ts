@@ -34,7 +34,7 @@ export const ConfigSchema = Type.Object({
   ENCRYPTION_KEY: Type.Optional(Type.String({ minLength: 40, description: '32 random bytes, base64: seals cluster and registry credentials; required in production (development generates one in DATA_DIR/encryption-key)' })),
   ENCRYPTION_KEYS_OLD: Type.Optional(Type.String({ description: 'comma-separated earlier ENCRYPTION_KEYs that still open old values (see npm run rotate-keys)' })),
   ALLOW_INSECURE_CLUSTERS: Bool(false, 'allow plain http cluster servers, registries, OIDC issuers and Git repositories to import'),
-  OUTBOUND_ALLOW_CIDRS: Type.Optional(Type.String({ description: 'comma-separated CIDRs: when set, cluster servers and registries must resolve inside them' })),
+  OUTBOUND_ALLOW_CIDRS: Type.Optional(Type.String({ description: 'comma-separated CIDRs: when set, cluster servers, OIDC issuers, registries and Git imports must resolve inside them; in production, loopback is refused unless listed here (README "Security")' })),
   CLUSTER_HEALTH_CRON: Type.String({ default: '* * * * *', minLength: 9, maxLength: 100, description: 'cron schedule of the cluster health check (every 60 s)' }),
   CLUSTER_TIMEOUT_MS: Type.Integer({ default: 10_000, minimum: 100, maximum: 120_000, description: 'per-cluster timeout of a health check or connection test' }),
   CLUSTER_HEALTH_CONCURRENCY: Type.Integer({ default: 8, minimum: 1, maximum: 100, description: 'clusters checked at once' }),
