@@ -9,7 +9,8 @@
 // references, and serialising it can happen in the background.
 import { chmod, open, rename, rm, mkdir, type FileHandle } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
-import type { Catalog, JournalOp } from '../catalog.ts'
+import type { Catalog, JournalOp, Revert } from '../catalog.ts'
+import { storageWriteError } from '../errors.ts'
 import type { Doc } from '../values.ts'
 import { lockDataDirectory } from './dir-lock.ts'
 import { DIR_MODE, FILE_MODE, fsyncDir, writeAll } from './files.ts'
@@ -29,8 +30,13 @@ export interface DiskStorageLogger {
   error(msg: string): void
 }
 
+/** Writes a batch of journal frames at `position`; replaceable only so tests can make the disk fill up. */
+export type JournalWriter = (fh: FileHandle, data: Buffer, position: number) => Promise<void>
+
 export interface DiskStorageOptions {
   dir: string
+  /** Test seam: how journal appends reach the file (default: positioned writes until all is written). */
+  journalWriter?: JournalWriter
   /** Compact once the journal exceeds this many bytes (and is larger than the last snapshot). */
   compactJournalBytes?: number
   logger?: DiskStorageLogger
@@ -43,6 +49,19 @@ export interface RecoveryReport {
   /** Bytes cut from the end of a journal because they were torn or corrupt. */
   truncatedBytes: number
 }
+
+// Positioned, so a journal truncated after a failed append is continued at its end whatever mode it was
+// opened in ('a+' appends anyway; 'w' would otherwise leave a hole of zeros at the old file position).
+export const writeAt: JournalWriter = async (fh, data, position) => {
+  let off = 0
+  while (off < data.length) {
+    const { bytesWritten } = await fh.write(data, off, data.length - off, position + off)
+    off += bytesWritten
+  }
+}
+
+// Groups undone after a failed append, kept a little while so their waiters learn why.
+const LOST_RANGES_KEPT = 64
 
 export class DiskStorage implements Storage {
   private readonly dir: string
@@ -58,7 +77,13 @@ export class DiskStorage implements Storage {
   private chain: Promise<void> = Promise.resolve()
   private queuedFlush: Promise<void> | undefined
   private compactionQueued = false
+  /** Set while the journal may end in a partial frame; cleared once it is cut back to `journalBytes`. */
   private failure: Error | undefined
+  /** How to undo each logged group that is not durable yet, oldest first. */
+  private unsettled: Array<{ seq: number; revert: Revert }> = []
+  /** Groups that were undone because the journal could not take them, and what their writers are told. */
+  private lost: Array<{ from: number; to: number; error: Error }> = []
+  private readonly writeJournal: JournalWriter
   private closed = false
   private unlock: (() => Promise<void>) | undefined
   /** The snapshot the MANIFEST should record, and the generation it was last written for. */
@@ -71,19 +96,24 @@ export class DiskStorage implements Storage {
     this.dir = resolve(opts.dir)
     this.compactJournalBytes = opts.compactJournalBytes ?? 32 * 1024 * 1024
     this.logger = opts.logger
+    this.writeJournal = opts.journalWriter ?? writeAt
   }
 
-  log(ops: JournalOp[]): void {
+  log(ops: JournalOp[], revert: Revert): void {
     if (this.closed) throw new Error('storage is closed')
-    if (this.failure) throw new Error(`journal unavailable after an earlier write failure: ${this.failure.message}`)
     this.pending.push(encodeFrame(ops as unknown as Doc[]))
     this.loggedSeq++
+    this.unsettled.push({ seq: this.loggedSeq, revert })
   }
 
   async waitDurable(seq: number): Promise<void> {
-    while (this.durableSeq < seq) {
-      if (this.failure) throw this.failure
-      await this.scheduleFlush()
+    for (;;) {
+      // Checked before durability: later groups may become durable after this one was undone.
+      const lost = this.lost.find((l) => seq >= l.from && seq <= l.to)
+      if (lost) throw lost.error
+      if (this.durableSeq >= seq) return
+      if (!this.fh) throw new Error('storage is closed')
+      await this.scheduleFlush().catch(() => undefined)
     }
   }
 
@@ -106,23 +136,70 @@ export class DiskStorage implements Storage {
   }
 
   private async flushPending(): Promise<void> {
-    if (this.pending.length === 0 || !this.fh) return
-    const data = Buffer.concat(this.pending)
-    const seq = this.loggedSeq
-    this.pending = []
-    try {
-      await writeAll(this.fh, data)
-      await this.fh.datasync()
-    } catch (err) {
-      // A partial append may have left a torn frame; writing more after it would hide acknowledged
-      // records behind it at recovery, so the journal is closed for writing from here on.
-      this.failure = err instanceof Error ? err : new Error(String(err))
-      this.logger?.error(`embedded-mongo: journal write failed: ${this.failure.message}`)
-      throw this.failure
-    }
-    this.journalBytes += data.length
-    this.durableSeq = seq
+    await this.writePending()
     this.maybeCompact()
+  }
+
+  /**
+   * Appends every logged group at the durable end of the journal and syncs it. Takes `pending` before its
+   * first await unless the journal tail needs repair first (compaction relies on that: it never runs then).
+   */
+  private async writePending(): Promise<void> {
+    const fh = this.fh
+    if (this.pending.length === 0 || !fh) return
+    try {
+      if (this.failure) await this.repairTail(fh)
+      const data = Buffer.concat(this.pending)
+      const seq = this.loggedSeq
+      this.pending = []
+      await this.writeJournal(fh, data, this.journalBytes)
+      await fh.datasync()
+      this.journalBytes += data.length
+      this.durableSeq = seq
+    } catch (err) {
+      throw await this.journalFailed(fh, err)
+    }
+    let settled = 0
+    while (settled < this.unsettled.length && this.unsettled[settled]!.seq <= this.durableSeq) settled++
+    this.unsettled.splice(0, settled)
+  }
+
+  /**
+   * A failed append: nothing after the last durable group may stay visible, so every group that is not
+   * durable (also those logged while the append ran, which may build on it) is undone newest first and its
+   * writer told why. Then the partial frame is cut off, so a later append never follows garbage, and
+   * writing resumes; if the cut fails too, the next append tries it again first.
+   */
+  private async journalFailed(fh: FileHandle, err: unknown): Promise<Error> {
+    const error = storageWriteError(err)
+    const from = this.durableSeq + 1
+    const to = this.loggedSeq
+    for (let i = this.unsettled.length - 1; i >= 0; i--) {
+      try {
+        this.unsettled[i]!.revert()
+      } catch (revertErr) {
+        this.logger?.error(`embedded-mongo: could not undo a write that was not made durable: ${(revertErr as Error).message}`)
+      }
+    }
+    this.unsettled = []
+    this.pending = []
+    if (to >= from) {
+      this.lost.push({ from, to, error })
+      if (this.lost.length > LOST_RANGES_KEPT) this.lost.shift()
+    }
+    this.failure = error
+    const code = (err as NodeJS.ErrnoException).code ?? 'unknown'
+    this.logger?.error(`embedded-mongo: journal write failed (${code}): ${to - from + 1} write(s) undone and refused: ${error.message}`)
+    await this.repairTail(fh).catch((cutErr: unknown) => {
+      this.logger?.error(`embedded-mongo: could not cut the journal back after a failed write (${(cutErr as NodeJS.ErrnoException).code ?? 'unknown'}); the next write tries again`)
+    })
+    return error
+  }
+
+  private async repairTail(fh: FileHandle): Promise<void> {
+    await fh.truncate(this.journalBytes)
+    await fh.datasync()
+    this.failure = undefined
   }
 
   private maybeCompact(): void {
@@ -150,14 +227,8 @@ export class DiskStorage implements Storage {
     // in `pending` and goes to the old journal, so the snapshot equals old journal + old snapshot.
     const ops = [...catalog.snapshotOps()]
     const newGen = this.generation + 1
-    const oldPending = this.pending
-    const seq = this.loggedSeq
-    this.pending = []
-    if (oldPending.length > 0) {
-      await writeAll(this.fh, Buffer.concat(oldPending))
-      await this.fh.datasync()
-      this.durableSeq = seq
-    }
+    // Everything the snapshot captured goes to the old journal first (undone and refused if it cannot).
+    await this.writePending()
 
     const tmpPath = join(this.dir, SNAPSHOT_TMP)
     const newJournal = join(this.dir, journalName(newGen))
