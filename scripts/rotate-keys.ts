@@ -3,7 +3,7 @@
 import { MongoClient } from 'mongodb'
 import { loadConfig, ConfigError } from '../src/config.ts'
 import { loadDotEnv } from '../src/env-file.ts'
-import { startEmbeddedMongo, DataDirectoryInUseError } from '../src/embedded-mongo/index.ts'
+import { startEmbeddedMongo, DataDirectoryDamagedError, DataDirectoryInUseError } from '../src/embedded-mongo/index.ts'
 import { Sealer } from '../src/crypto/sealer.ts'
 import { loadKeyRing } from '../src/crypto/keyring.ts'
 import { rotateKeys } from '../src/crypto/rotate.ts'
@@ -19,6 +19,10 @@ try {
 const log = { warn: (_o: object, msg: string) => process.stderr.write(`${msg}\n`) }
 const sealer = new Sealer(await loadKeyRing(config, log))
 const embedded = config.MONGODB_URI ? undefined : await startEmbeddedMongo({ storage: config.EMBEDDED_DB, dataDir: config.DATA_DIR }).catch((err: unknown) => {
+  if (err instanceof DataDirectoryDamagedError) {
+    process.stderr.write(`Cannot run: ${err.message}\n`)
+    process.exit(1)
+  }
   if (!(err instanceof DataDirectoryInUseError)) throw err
   process.stderr.write(`Cannot run: ${err.message} (stop the service first)\n`)
   process.exit(1)
