@@ -9,6 +9,7 @@
 import { BadRequest } from '../errors.ts'
 import type { OutboundPolicy } from './outbound-policy.ts'
 import { describeNetworkError, errorCodes } from './network-errors.ts'
+import { guardedFetch } from './guarded-fetch.ts'
 
 export const REGISTRY_TIMEOUT_MS = 10_000
 
@@ -94,7 +95,7 @@ export interface HandshakeOptions {
   policy: OutboundPolicy
   /** The whole handshake, every request included, ends by then. */
   timeoutMs?: number
-  /** Injectable for tests; the global fetch otherwise. */
+  /** Injectable for tests; otherwise a fetch whose every connection is held to `policy` (guarded-fetch.ts). */
   fetch?: typeof fetch
 }
 
@@ -232,7 +233,7 @@ async function fetchToken(challenge: Challenge, creds: RegistryCredentials | nul
  */
 export async function checkRegistry(baseUrl: string, creds: RegistryCredentials | null, options: HandshakeOptions): Promise<HandshakeResult> {
   const timeoutMs = options.timeoutMs ?? REGISTRY_TIMEOUT_MS
-  const opts = { policy: options.policy, fetch: options.fetch ?? fetch, timeoutMs, signal: AbortSignal.timeout(timeoutMs) }
+  const opts = { policy: options.policy, fetch: options.fetch ?? guardedFetch(options.policy, 'registry'), timeoutMs, signal: AbortSignal.timeout(timeoutMs) }
   const who = creds ? ` as ${creds.username}` : ''
   try {
     const v2 = new URL('v2/', (await options.policy.check(baseUrl, 'url')).toString().replace(/\/?$/, '/'))
@@ -290,7 +291,7 @@ export type ManifestCheck = { ok: true; digest: string } | { ok: false; message:
  */
 export async function confirmManifest(baseUrl: string, repository: string, reference: string, creds: RegistryCredentials | null, options: HandshakeOptions & { expected?: string }): Promise<ManifestCheck> {
   const timeoutMs = options.timeoutMs ?? REGISTRY_TIMEOUT_MS
-  const opts = { policy: options.policy, fetch: options.fetch ?? fetch, timeoutMs, signal: AbortSignal.timeout(timeoutMs) }
+  const opts = { policy: options.policy, fetch: options.fetch ?? guardedFetch(options.policy, 'registry'), timeoutMs, signal: AbortSignal.timeout(timeoutMs) }
   try {
     const root = (await options.policy.check(baseUrl, 'url')).toString().replace(/\/?$/, '/')
     const manifestUrl = (ref: string) => new URL(`v2/${repository}/manifests/${encodeURIComponent(ref)}`, root)

@@ -151,3 +151,17 @@ t.test('a name is resolved once by the policy and the socket connects to the add
   t.equal(describeClusterError(err), REFUSED, 'a resolver answer in mapped form is judged as the IPv4 loopback it is')
   t.same(connections, [])
 })
+
+t.test('exec\'s WebSocket resolves through the policy too: it reaches a checked address, or nothing', async (t) => {
+  const execTo = async (refuseLoopback: boolean) => {
+    // `cluster.test` exists only in this resolver: a connection to it proves the policy's lookup was used.
+    const p = new OutboundPolicy({ allowInsecure: true, allowCidrs: [], refuseLoopback, resolve: async () => ['127.0.0.1'] })
+    const k = await buildKubeConfig(`http://cluster.test:${P}`, { auth_type: 'token', token: 't', insecure_skip_tls_verify: true }, p)
+    return failure(() => openExec(k, { namespace: 'default', pod: 'p', container: 'c', shell: 'sh' }, { output: () => {}, exit: () => {} }))
+  }
+  await execTo(false)
+  t.equal(connections.length, 1, 'allowed: the WebSocket connected to the address the policy returned')
+  connections.length = 0
+  await execTo(true)
+  t.same(connections, [], 'refused: no connection at all')
+})
