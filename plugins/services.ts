@@ -35,6 +35,8 @@ import { BuildRepository } from '../src/repositories/builds.ts'
 import { BuildService } from '../src/services/build-service.ts'
 import { ImportSessionRepository } from '../src/repositories/import-sessions.ts'
 import { ImportService } from '../src/services/import-service.ts'
+import { WorkerPool } from '../src/workers/pool.ts'
+import { GraphRenderer } from '../src/workers/render.ts'
 
 /** Workflows kept by the read cache: ~5 KB for a 12-node canvas and ~3 KB of its serialized reply, so ~8 MB at most. */
 const WORKFLOW_CACHE_ENTRIES = 1000
@@ -101,9 +103,15 @@ export default fp(async (app) => {
     deploy: async (...args) => (await import('../src/kube/deploy.ts')).deploy(...args),
     removeWorkflowObjects: async (...args) => (await import('../src/kube/deploy.ts')).removeWorkflowObjects(...args),
   }
+  // Compose analyses and large renders run on these threads, never on the event loop (issue 22).
+  const pool = new WorkerPool({
+    size: config.WORKER_POOL_SIZE, timeoutMs: config.WORKER_JOB_TIMEOUT_MS,
+    onThreadError: (err) => app.log.error({ err: { message: String((err as Error)?.message) } }, 'a worker thread failed'),
+  })
+  const renderer = new GraphRenderer(pool)
   const runs = new RunService({
     workflows: workflowRepo, workflowService: workflows, versions: versionRepo, runs: runRepo, clusters,
-    plugin: (id) => plugins.getForRender(id), engine, resources,
+    plugin: (id) => plugins.getForRender(id), engine, resources, render: (graph, ctx) => renderer.render(graph, ctx),
     deriveStatus, bus, log: app.log,
     clusterConcurrency: config.RUN_CLUSTER_CONCURRENCY, readyTimeoutMs: config.RUN_READY_TIMEOUT_MS, heartbeatMs: config.RUN_HEARTBEAT_MS, requestTimeoutMs: config.CLUSTER_TIMEOUT_MS,
   })
@@ -125,7 +133,7 @@ export default fp(async (app) => {
     clusterHealth: new ClusterHealthMonitor(clusters, config.CLUSTER_HEALTH_CONCURRENCY),
     registries,
     plugins,
-    manifests: new ManifestService({ workflows, plugin: (id) => plugins.getForRender(id) }),
+    manifests: new ManifestService({ workflows, plugin: (id) => plugins.getForRender(id), renderer }),
     runs,
     resources,
     resourceWatch,
@@ -141,13 +149,13 @@ export default fp(async (app) => {
         backoff: { baseMs: config.WATCH_BACKOFF_BASE_MS, maxMs: config.WATCH_BACKOFF_MAX_MS },
       },
     }),
-    diagnostics: new DiagnosticsService({ workflows, runs: runRepo, clusters, plugin: (id) => plugins.getForRender(id), timeoutMs: config.CLUSTER_TIMEOUT_MS }),
+    diagnostics: new DiagnosticsService({ workflows, runs: runRepo, clusters, plugin: (id) => plugins.getForRender(id), timeoutMs: config.CLUSTER_TIMEOUT_MS, renderer }),
     imports: new ImportService({
       sessions: new ImportSessionRepository(db), workflows, policy: outboundPolicy, log: app.log,
       // The hub is decorated by the streams plugin, after this one; imports publish only once serving.
       publish: (key, type, data) => app.streams.publish(key, type, data),
       gitLimits: { maxBytes: config.IMPORT_GIT_MAX_BYTES, maxFiles: config.IMPORT_GIT_MAX_FILES, maxFileBytes: config.IMPORT_GIT_MAX_FILE_BYTES, timeoutMs: config.IMPORT_GIT_TIMEOUT_MS },
-      ttlMs: config.IMPORT_SESSION_TTL_S * 1000, heartbeatMs: config.RUN_HEARTBEAT_MS, concurrency: config.IMPORT_CONCURRENCY,
+      ttlMs: config.IMPORT_SESSION_TTL_S * 1000, heartbeatMs: config.RUN_HEARTBEAT_MS, concurrency: config.IMPORT_CONCURRENCY, pool,
     }),
   }
   // Runs a dead process left running are failed as interrupted before any request can start a new one.
@@ -170,5 +178,7 @@ export default fp(async (app) => {
     // Runs in flight get most of the grace period (the process is killed at SHUTDOWN_GRACE_MS).
     await Promise.all([services.runs.close(Math.floor(config.SHUTDOWN_GRACE_MS * 0.8)), services.imports.close(Math.floor(config.SHUTDOWN_GRACE_MS * 0.5))])
     await Promise.all([services.stats.stop(), services.clusterHealth.stop(), services.resourceWatch.close(), services.builds.close()])
+    // After the imports and runs: a job still on a thread at this point is given up.
+    await pool.close()
   })
 }, { name: 'services', dependencies: ['database', 'events', 'auth'] })

@@ -63,6 +63,9 @@ export const ConfigSchema = Type.Object({
   AUTH_RATE_LIMIT_PER_EMAIL: Type.Integer({ default: 10, minimum: 1, description: 'login and register attempts per window per email address' }),
   AUTH_RATE_LIMIT_WINDOW_MS: Type.Integer({ default: 60_000, minimum: 1000, maximum: 86_400_000, description: 'window of the sign-in rate limits' }),
   AUTH_USER_CACHE_MS: Type.Integer({ default: 2000, minimum: 0, maximum: 5000, description: 'how long a token\'s user (role, existence) may be served from memory' }),
+  // Heavy pure work off the event loop: compose analysis, rendering a large graph.
+  WORKER_POOL_SIZE: Type.Integer({ default: 2, minimum: 1, maximum: 64, description: 'worker threads for compose analysis and for rendering large workflows; started on first use, ended when idle' }),
+  WORKER_JOB_TIMEOUT_MS: Type.Integer({ default: 20_000, minimum: 50, maximum: 600_000, description: 'longest one analysis or render may take on a worker thread (from when it is queued); past it the thread is stopped and the request fails naming this limit' }),
   // Import (README "Importing a project").
   IMPORT_SESSION_TTL_S: Type.Integer({ default: 3600, minimum: 60, maximum: 604_800, description: 'how long an import session (and its analysis) is kept after it was created' }),
   IMPORT_CONCURRENCY: Type.Integer({ default: 4, minimum: 1, maximum: 100, description: 'imports (clone and analysis) worked on at once by this process; the others wait, pending' }),

@@ -20,6 +20,7 @@ import { assertValidGraph, type GraphEdge, type GraphNode } from './workflow-gra
 import { analyzeCompose, analyzeFileTree, ImportTooLarge, MAX_COMPOSE_BYTES, type Analysis, type ImportOptions } from './import/index.ts'
 import { NODE_WIDTH } from './import/layout.ts'
 import type { fetchRepository, GitFetchLimits } from './import/git-fetch.ts'
+import type { WorkerPool } from '../workers/pool.ts'
 import { RunLog } from './run-log.ts'
 import { limiter } from './run-limiter.ts'
 import { redactor, type Redact } from './run-redaction.ts'
@@ -57,6 +58,8 @@ export interface ImportServiceDeps {
   concurrency: number
   /** The fetch; a test may replace it. */
   fetch?: typeof fetchRepository
+  /** Where analyses run (a worker thread, within WORKER_JOB_TIMEOUT_MS); without one (a test of apply alone) they run inline. */
+  pool?: WorkerPool
 }
 
 export interface StartedImport { session: ImportSession; done: Promise<ImportSession> }
@@ -75,7 +78,7 @@ export class ImportService {
   private readonly instanceId = newId()
   private readonly heartbeat: Heartbeat
   private closing = false
-  /** A clone holds up to IMPORT_GIT_MAX_BYTES in memory and an analysis holds the event loop: both are bounded per process. */
+  /** A clone holds up to IMPORT_GIT_MAX_BYTES in memory and an analysis a worker thread: both are bounded per process. */
   private readonly slots: ReturnType<typeof limiter>
 
   constructor(private readonly deps: ImportServiceDeps) {
@@ -99,7 +102,7 @@ export class ImportService {
       created_at: now, updated_at: now, finished_at: null, expires_at: new Date(now.getTime() + this.deps.ttlMs),
       instance_id: this.instanceId, heartbeat_at: now,
     })
-    // After the reply's turn: the analysis is synchronous work, and the 201 should not wait behind it.
+    // After the reply's turn: the 201 should not wait behind the start of the work.
     const done = new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.slots(() => this.execute(ownerId, session, request))).catch(async (err: unknown) => {
       // Recording the outcome failed (the database went away, e.g. at shutdown): the next start recovers it.
       this.deps.log.error({ import_id: session.id, err: { message: String((err as Error)?.message) } }, 'the import\'s outcome could not be recorded')
@@ -218,7 +221,10 @@ export class ImportService {
         step('analyzing', 50, 'analyzing the compose file')
         await saver.flush()
         addLog(`analyzing ${request.filename ?? 'the compose file'} (${Buffer.byteLength(request.content!)} bytes)`)
-        analysis = analyzeCompose(request.content!, strip(options))
+        const content = request.content!
+        analysis = this.deps.pool
+          ? await this.deps.pool.run('analyzeCompose', { content, options: strip(options) }, 'the analysis')
+          : analyzeCompose(content, strip(options))
       } else {
         step('cloning', 5, 'fetching the repository')
         await saver.flush()
@@ -236,7 +242,10 @@ export class ImportService {
         extra = { commit: fetched.commit, ...(fetched.branch && { branch: fetched.branch }) }
         step('analyzing', 70, `analyzing ${fetched.files.size} files of commit ${fetched.commit.slice(0, 12)}`)
         await saver.flush()
-        analysis = analyzeFileTree(fetched.files, { ...strip(options), repo_url: session.url!, branch: fetched.branch ?? request.branch, path: request.path })
+        const treeOptions = { ...strip(options), repo_url: session.url!, branch: fetched.branch ?? request.branch, path: request.path }
+        analysis = this.deps.pool
+          ? await this.deps.pool.run('analyzeFileTree', { files: fetched.files, options: treeOptions }, 'the analysis')
+          : analyzeFileTree(fetched.files, treeOptions)
       }
       addLog(`found ${analysis.services.length} services: ${analysis.nodes.length} nodes, ${analysis.edges.length} edges, ${analysis.warnings.length} warnings, ${analysis.errors.length} errors`)
     } catch (err) {

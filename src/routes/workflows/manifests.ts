@@ -5,8 +5,6 @@ import type { App } from '../../app-types.ts'
 import { errorResponses, StringEnum } from '../../../schemas/common.ts'
 import { WorkflowParams } from '../../../schemas/workflow.ts'
 import { AppError } from '../../errors.ts'
-import { APP_NAME } from '../../app-info.ts'
-import { toYaml } from '../../manifests/index.ts'
 
 const DNS_LABEL = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$'
 
@@ -70,28 +68,25 @@ export default async function manifestRoutes(app: App) {
         200: {
           description: 'the rendered objects',
           content: {
-            'application/yaml': { schema: Type.String({ description: 'multi-document YAML, diagnostics as leading comments' }) },
+            // What a YAML parser reads, not the text: each document is one object; a reply of comments only
+            // (no object rendered) is an empty stream, which parses as null.
+            'application/yaml': { schema: Type.Union([KubeObject, Type.Null()], { description: 'multi-document YAML: one Kubernetes object per `---` document in apply order, diagnostics as leading `#` comments. Each document parses as a Kubernetes object; a workflow that renders no object answers comments only, which parses as null' }) },
             'application/json': { schema: ManifestPreview },
           },
         },
         ...errorResponses(400, 401, 404),
         406: Type.Ref('ErrorResponse', { description: 'Accept names neither YAML nor JSON' }),
+        413: Type.Ref('ErrorResponse', { description: 'the workflow took longer to render than WORKER_JOB_TIMEOUT_MS allows (or more memory than one job may use)' }),
+        503: Type.Ref('ErrorResponse', { description: 'every worker thread is busy and their queue is full, or the service is shutting down' }),
       },
     },
   }, async (req, reply) => {
     const format = negotiate(req.headers.accept)
     if (!format) throw new AppError(406, 'this route answers application/yaml or application/json')
-    const preview = await service.preview(req.user.id, req.params.id, { namespace: req.query.namespace })
+    // The text is made with the render (on a worker thread for a large graph): serializing a large preview
+    // here would hold the event loop as long as rendering it did.
+    const body = await service.preview(req.user.id, req.params.id, format, { namespace: req.query.namespace })
     reply.header('vary', 'accept')
-    if (format === 'json') {
-      return reply.type('application/json; charset=utf-8').send({
-        workflow_id: preview.workflow.id, namespace: preview.namespace, objects: preview.objects, diagnostics: preview.diagnostics,
-      })
-    }
-    const header = [
-      `Workflow ${JSON.stringify(preview.workflow.name)} (${preview.workflow.id}), rendered by ${APP_NAME}.`,
-      'Secret values are never shown: secrets list their keys with empty values.',
-    ].join('\n')
-    return reply.type('application/yaml; charset=utf-8').send(toYaml(preview, header))
+    return reply.type(format === 'json' ? 'application/json; charset=utf-8' : 'application/yaml; charset=utf-8').send(body)
   })
 }

@@ -4,9 +4,10 @@
 // apply and saved like any canvas edit (no version); it never writes to a cluster.
 import { APP_NAME } from '../../app-info.ts'
 import { AppError, Conflict, NotFound } from '../../errors.ts'
-import { oncePerRender, renderWorkflow, toYaml } from '../../manifests/index.ts'
+import { oncePerRender, toYaml } from '../../manifests/index.ts'
 import type { ManifestNode, PluginForRender, RenderResult } from '../../manifests/types.ts'
 import { describeClusterError } from '../../kube/upstream-errors.ts'
+import type { GraphRenderer } from '../../workers/render.ts'
 import type { Workflow } from '../../repositories/workflows.ts'
 import type { RunRepository } from '../../repositories/runs.ts'
 import type { ClusterService } from '../cluster-service.ts'
@@ -28,6 +29,8 @@ export interface DiagnosticsServiceDeps {
   plugin: (pluginId: string) => Promise<PluginForRender | null>
   /** Bound on each request to the cluster. */
   timeoutMs: number
+  /** Renders a large graph on a worker thread. */
+  renderer: GraphRenderer
 }
 
 export interface FixTemplate { fix_type: FixType; description: string; changes: GraphChange[]; preview_yaml: string }
@@ -47,7 +50,7 @@ export class DiagnosticsService {
   }
 
   private render(workflowId: string, graph: { nodes: ManifestNode[]; edges: GraphEdge[] }, namespace?: string): Promise<RenderResult> {
-    return renderWorkflow(graph, { workflowId, namespace, plugins: oncePerRender(this.deps.plugin), revealSecrets: false })
+    return this.deps.renderer.render(graph, { workflowId, namespace, plugins: oncePerRender(this.deps.plugin), revealSecrets: false })
   }
 
   /**

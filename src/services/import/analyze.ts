@@ -5,7 +5,7 @@ import { convert } from './convert.ts'
 import { parseDotEnv } from './dotenv.ts'
 import { ImportError } from './errors.ts'
 import type { Analysis } from './graph.ts'
-import type { Lookup } from './interpolate.ts'
+import { ExpansionBudget, type Lookup } from './interpolate.ts'
 import { layoutGraph } from './layout.ts'
 import { loadCompose } from './load.ts'
 
@@ -20,11 +20,11 @@ export interface AnalyzeComposeOptions extends ImportOptions {
 
 
 /** The interpolation variables: the request's env wins over its .env content. */
-function variables(options: AnalyzeComposeOptions): Lookup {
+function variables(options: AnalyzeComposeOptions, budget: ExpansionBudget): Lookup {
   const env = options.env ?? {}
   if (Object.keys(env).length > MAX_IMPORT_ENV_VARS) throw new ImportError(`env has more than ${MAX_IMPORT_ENV_VARS} variables`)
   const own: Lookup = (name) => (Object.hasOwn(env, name) ? env[name] : undefined)
-  const fromFile = options.env_file !== undefined ? parseDotEnv(options.env_file, own, '.env') : new Map<string, string>()
+  const fromFile = options.env_file !== undefined ? parseDotEnv(options.env_file, own, '.env', undefined, budget) : new Map<string, string>()
   return (name) => own(name) ?? fromFile.get(name)
 }
 
@@ -36,11 +36,12 @@ function byServiceKey(a: AnalysisIssue, b: AnalysisIssue): number {
 
 export function analyzeCompose(content: string, options: AnalyzeComposeOptions = {}): Analysis {
   if (typeof content !== 'string') throw new ImportError('the compose file must be text')
-  const lookup = variables(options)
+  const budget = new ExpansionBudget()
+  const lookup = variables(options, budget)
   const warnings: AnalysisIssue[] = []
   const baseDir = options.base_dir === undefined || options.base_dir === '.' ? '' : options.base_dir.replace(/^\.\/|\/+$/g, '')
-  const loaded = loadCompose(content, baseDir, { lookup, files: options.files, warn: (w) => warnings.push(w), taintedValues: new Set(), sensitiveRefs: new Set() })
-  const converted = convert({ loaded, lookup, options, baseDir, files: options.files, ...(options.repo && { repo: options.repo }) })
+  const loaded = loadCompose(content, baseDir, { lookup, files: options.files, warn: (w) => warnings.push(w), taintedValues: new Set(), sensitiveRefs: new Set(), budget })
+  const converted = convert({ loaded, lookup, budget, options, baseDir, files: options.files, ...(options.repo && { repo: options.repo }) })
   const positions = layoutGraph(converted.nodes, converted.edges)
   for (const n of converted.nodes) n.position = positions[n.id]
   return {

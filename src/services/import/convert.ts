@@ -7,10 +7,10 @@ import type { AnalysisIssue, AnalysisService, ImportOptions } from '../../../sch
 import { MAX_COMPOSE_BYTES } from '../../../schemas/import-analysis.ts'
 import { parseDotEnv } from './dotenv.ts'
 import { ImportError } from './errors.ts'
-import type { Lookup } from './interpolate.ts'
+import type { ExpansionBudget, Lookup } from './interpolate.ts'
 import type { ImportEdge, ImportNode } from './graph.ts'
 import type { Loaded, Raw } from './load.ts'
-import { NameSpace, URL_WITH_PASSWORD, dnsLabel, isSensitiveName } from './names.ts'
+import { NameSpace, dnsLabel, hasUrlPassword, isSensitiveName } from './names.ts'
 import { parsePort, type PortPair } from './ports.ts'
 import { cpuQuantity, durationSeconds, memoryQuantity, shellSplit } from './units.ts'
 import { CONVERTED, SILENT, unconvertedMessage } from './warnings.ts'
@@ -18,6 +18,8 @@ import { CONVERTED, SILENT, unconvertedMessage } from './warnings.ts'
 export interface ConvertInput {
   loaded: Loaded
   lookup: Lookup
+  /** The analysis's interpolation budget (env_file values are interpolated here). */
+  budget: ExpansionBudget
   options: ImportOptions
   baseDir: string
   files?: ReadonlyMap<string, string>
@@ -341,7 +343,7 @@ export function convert(input: ConvertInput): Converted {
       }
       if (Buffer.byteLength(content) > MAX_COMPOSE_BYTES) { warn('env_file', `env_file ${path} is larger than ${MAX_COMPOSE_BYTES} bytes; not read`); continue }
       const fromSecrets = new Set<string>()
-      for (const [k, v] of parseDotEnv(content, lookup, `env_file ${path}`, (used, value) => { if (used.some(isSensitiveName)) fromSecrets.add(value) })) {
+      for (const [k, v] of parseDotEnv(content, lookup, `env_file ${path}`, (used, value) => { if (used.some(isSensitiveName)) fromSecrets.add(value) }, input.budget)) {
         env.set(k, v)
         if (fromSecrets.has(v)) tainted.add(k)
       }
@@ -367,7 +369,7 @@ export function convert(input: ConvertInput): Converted {
     for (const k of [...env.keys()].sort()) {
       const v = env.get(k)!
       if (!ENV_NAME.test(k) || !DATA_KEY.test(k)) { warn('environment', `${JSON.stringify(k.slice(0, 80))} is not a valid Kubernetes variable name; not converted`); continue }
-      if (isSensitiveName(k) || tainted.has(k) || URL_WITH_PASSWORD.test(v)) secretKeys.push(k)
+      if (isSensitiveName(k) || tainted.has(k) || hasUrlPassword(v)) secretKeys.push(k)
       else plain[k] = v
     }
 

@@ -2,13 +2,13 @@
 // quotes literal, double quotes with escapes, unquoted and double-quoted values interpolated from what is
 // already known (earlier lines, then the lookup).
 import { ImportError } from './errors.ts'
-import { interpolate, type Lookup } from './interpolate.ts'
+import { interpolate, type ExpansionBudget, type Lookup } from './interpolate.ts'
 
 const KEY = /^[A-Za-z_][A-Za-z0-9_.-]*$/
 const ESCAPES: Record<string, string> = { n: '\n', r: '\r', t: '\t', '\\': '\\', '"': '"', $: '$$' }
 
 /** `tainted` collects the values built from sensitive variables (see names.ts), so they are kept secret too. */
-export function parseDotEnv(content: string, lookup: Lookup, where: string, tainted?: (used: string[], value: string) => void): Map<string, string> {
+export function parseDotEnv(content: string, lookup: Lookup, where: string, tainted?: (used: string[], value: string) => void, budget?: ExpansionBudget): Map<string, string> {
   const out = new Map<string, string>()
   const known: Lookup = (name) => out.get(name) ?? lookup(name)
   const lines = content.replace(/\r\n?/g, '\n').split('\n')
@@ -32,14 +32,14 @@ export function parseDotEnv(content: string, lookup: Lookup, where: string, tain
       const inner = body.slice(0, close)
       if (quote === "'") value = inner
       else {
-        const r = interpolate(inner.replace(/\\(.)/g, (m, c: string) => ESCAPES[c] ?? m), known, `${where} (${key})`)
+        const r = interpolate(inner.replace(/\\(.)/g, (m, c: string) => ESCAPES[c] ?? m), known, `${where} (${key})`, { budget })
         tainted?.(r.used, r.value)
         value = r.value
       }
     } else {
       const hash = rest.search(/\s#/)
       if (hash >= 0) rest = rest.slice(0, hash)
-      const r = interpolate(rest.trimEnd(), known, `${where} (${key})`)
+      const r = interpolate(rest.trimEnd(), known, `${where} (${key})`, { budget })
       tainted?.(r.used, r.value)
       value = r.value
     }

@@ -2,7 +2,8 @@
 // ${VAR-default}, ${VAR:?error}, ${VAR?error}, ${VAR:+replacement}, ${VAR+replacement} and $$ for a literal
 // $, with interpolation allowed inside defaults, errors and replacements. Any other use of $ is an error,
 // as in Compose ("You may need to escape any $ with another $").
-import { ImportError } from './errors.ts'
+import { MAX_COMPOSE_BYTES } from '../../../schemas/import-analysis.ts'
+import { ImportError, ImportTooLarge } from './errors.ts'
 
 export type Lookup = (name: string) => string | undefined
 
@@ -15,6 +16,24 @@ export interface Interpolated {
 export interface InterpolateOptions {
   /** Called instead of substituting a variable's value; answers the text to put in its place (or undefined to substitute). */
   substitute?: (name: string, value: string) => string | undefined
+  /** Shared by every interpolation of one analysis; without it, the call gets a budget of its own. */
+  budget?: ExpansionBudget
+}
+
+/**
+ * Characters that substitutions may add over one analysis. A real file substitutes a few short values; a
+ * hostile one repeats ${BIG} (a 16 KB value a quarter of a million times in a 1 MB file) or doubles a .env
+ * value line after line (B=${A}${A}, C=${B}${B}…), so the expanded text, not the file, must be bounded.
+ */
+export const MAX_EXPANSION_CHARS = 2 * MAX_COMPOSE_BYTES
+
+export class ExpansionBudget {
+  private used = 0
+  constructor(readonly limit = MAX_EXPANSION_CHARS) {}
+  charge(chars: number, where: string): void {
+    this.used += chars
+    if (this.used > this.limit) throw new ImportTooLarge(`interpolation would substitute more than ${this.limit} characters (the limit for one analysis), reached at ${where}; a variable's value is repeated too often`)
+  }
 }
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*/
@@ -23,7 +42,10 @@ const MAX_NESTING = 20
 
 class Parser {
   readonly used: string[] = []
-  constructor(private readonly s: string, private readonly lookup: Lookup, private readonly where: string, private readonly options: InterpolateOptions) {}
+  private readonly budget: ExpansionBudget
+  constructor(private readonly s: string, private readonly lookup: Lookup, private readonly where: string, private readonly options: InterpolateOptions) {
+    this.budget = options.budget ?? new ExpansionBudget()
+  }
 
   fail(detail: string): never {
     throw new ImportError(`invalid interpolation format in ${this.where}: ${detail}; write $$ for a literal $`)
@@ -58,7 +80,9 @@ class Parser {
     const v = this.lookup(name)
     if (v === undefined) return undefined
     this.used.push(name)
-    return this.options.substitute?.(name, v) ?? v
+    const out = this.options.substitute?.(name, v) ?? v
+    this.budget.charge(out.length, this.where)
+    return out
   }
 
   braced(i: number, depth: number, live: boolean): { out: string; end: number } {

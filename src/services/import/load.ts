@@ -2,11 +2,11 @@
 // validated against the Compose Specification schema, `extends` resolved (within the file, or from
 // another file of the repository when its content is given) and profiles applied.
 import { posix } from 'node:path'
-import { parseDocument } from 'yaml'
+import { isMap, isScalar, LineCounter, parseDocument, visit, type Document } from 'yaml'
 import { MAX_COMPOSE_BYTES } from '../../../schemas/import-analysis.ts'
 import { validateCompose } from './compose-schema.ts'
 import { ImportError, ImportTooLarge } from './errors.ts'
-import { interpolate, type Lookup } from './interpolate.ts'
+import { interpolate, type ExpansionBudget, type Lookup } from './interpolate.ts'
 import { isSensitiveName } from './names.ts'
 import type { AnalysisIssue } from '../../../schemas/import-analysis.ts'
 
@@ -37,6 +37,8 @@ export interface LoadContext {
   warn: (issue: AnalysisIssue) => void
   taintedValues: Set<string>
   sensitiveRefs: Set<string>
+  /** Bounds what interpolation may add over the whole analysis. */
+  budget: ExpansionBudget
 }
 
 // Keys whose value Compose casts back to a number or boolean after interpolation ("${REPLICAS}" → 3).
@@ -49,14 +51,41 @@ function where(path: ReadonlyArray<string | number>): string {
   return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : `${i === 0 ? '' : '.'}${p}`)).join('')
 }
 
+/**
+ * The offset of the first key that repeats an earlier key of its mapping, or -1. The yaml library's own check
+ * (uniqueKeys) compares each key with every earlier one: quadratic, so a mapping of 20,000 keys held a thread
+ * for seconds. A set per mapping is linear. Keys compare as that check compares them: by scalar value.
+ */
+function duplicateKeyAt(doc: Document): number {
+  let at = -1
+  visit(doc, {
+    Map(_key, map) {
+      const seen = new Set<unknown>()
+      for (const pair of map.items) {
+        if (!isScalar(pair.key)) continue
+        if (seen.has(pair.key.value)) { at = pair.key.range?.[0] ?? 0; return visit.BREAK }
+        seen.add(pair.key.value)
+      }
+      return undefined
+    },
+  })
+  return at
+}
+
 export function parseYaml(content: string, what: string): unknown {
   const bytes = Buffer.byteLength(content, 'utf8')
   if (bytes > MAX_COMPOSE_BYTES) throw new ImportTooLarge(`${what} is ${bytes} bytes; at most ${MAX_COMPOSE_BYTES} are accepted`)
-  const doc = parseDocument(content, { uniqueKeys: true, merge: true, prettyErrors: true, maxAliasCount: MAX_YAML_ALIASES } as Parameters<typeof parseDocument>[1])
+  const lines = new LineCounter()
+  const doc = parseDocument(content, { uniqueKeys: false, merge: true, prettyErrors: true, lineCounter: lines, maxAliasCount: MAX_YAML_ALIASES } as Parameters<typeof parseDocument>[1])
   if (doc.errors.length > 0) {
     const e = doc.errors[0]
     const line = e.linePos?.[0]
     throw new ImportError(`${what} is not valid YAML${line ? ` (line ${line.line}, column ${line.col})` : ''}: ${e.code.toLowerCase().replace(/_/g, ' ')}`)
+  }
+  const duplicate = duplicateKeyAt(doc)
+  if (duplicate >= 0) {
+    const line = lines.linePos(duplicate)
+    throw new ImportError(`${what} is not valid YAML (line ${line.line}, column ${line.col}): duplicate key`)
   }
   try {
     return doc.toJS({ maxAliasCount: MAX_YAML_ALIASES })
@@ -70,8 +99,8 @@ function interpolateTree(node: unknown, path: Array<string | number>, ctx: LoadC
   if (typeof node === 'string') {
     const reference = path[0] === 'services' && REFERENCE_KEYS.has(String(path[2]))
     const r = interpolate(node, ctx.lookup, where(path), reference
-      ? { substitute: (name) => { if (!isSensitiveName(name)) return undefined; ctx.sensitiveRefs.add(name); return `$(${name})` } }
-      : {})
+      ? { budget: ctx.budget, substitute: (name) => { if (!isSensitiveName(name)) return undefined; ctx.sensitiveRefs.add(name); return `$(${name})` } }
+      : { budget: ctx.budget })
     if (r.used.some(isSensitiveName)) ctx.taintedValues.add(r.value)
     if (r.value !== node && r.used.length + (node.includes('$') ? 1 : 0) > 0) {
       const key = String(path.at(-1))
@@ -96,6 +125,10 @@ function parseComposeFile(content: string, what: string, dir: string, ctx: LoadC
   if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new ImportError(`${what} is not a compose file: its top level is not a mapping`)
   const raw = parsed as Raw
   if (!('services' in raw) && !('include' in raw)) throw new ImportError(`${what} is not a compose file: it has no services`)
+  // The cheap limit before the costly work: interpolating and validating a file that is refused anyway
+  // would hold a thread for a second.
+  const services = raw.services && typeof raw.services === 'object' ? Object.keys(raw.services).length : 0
+  if (services > MAX_SERVICES) throw new ImportError(`${what} defines ${services} services; at most ${MAX_SERVICES} are accepted`)
   const doc = interpolateTree(raw, [], ctx) as Raw
   validateCompose(doc)
   return { doc, dir }

@@ -32,8 +32,30 @@ export class NameSpace {
 
 /** Names that suggest a credential: their values never leave the analysis. */
 export const SENSITIVE_NAME = /(PASS|PWD|SECRET|TOKEN|KEY|CREDENTIAL|PRIVATE|AUTH|SALT|COOKIE|SESSION|CERT|DSN|SIGNATURE)/i
-/** A URL with a password in it (scheme://user:password@host). */
-export const URL_WITH_PASSWORD = /[a-z][a-z0-9+.-]*:\/\/[^/\s:@]*:[^/\s@]+@/i
+const SCHEME_CHAR = /[a-z0-9+.-]/i
+const LETTER = /[a-z]/i
+const AUTHORITY_END = /[/@\s]/
+
+/**
+ * Whether the text holds a URL with a password in it (scheme://user:password@host). A scan from each `://`,
+ * not a regular expression: the pattern this replaces backtracked over every run of scheme characters
+ * (quadratic: a 128 KB value held the event loop for seconds). Each character is looked at a bounded number
+ * of times, since the spans scanned from two `://` never overlap (a scheme cannot hold ':' or '/').
+ */
+export function hasUrlPassword(text: string): boolean {
+  for (let at = text.indexOf('://'); at >= 0; at = text.indexOf('://', at + 3)) {
+    // A scheme ends right before "://": scheme characters back to one that starts it with a letter.
+    let schemed = false
+    for (let i = at - 1; i >= 0 && SCHEME_CHAR.test(text[i]); i--) if (LETTER.test(text[i])) { schemed = true; break }
+    if (!schemed) continue
+    // user:password@ : the authority up to the first '/', '@' or space must end in '@' and hold a ':' with a password after it.
+    let colon = -1
+    let i = at + 3
+    for (; i < text.length && !AUTHORITY_END.test(text[i]); i++) if (colon < 0 && text[i] === ':') colon = i
+    if (text[i] === '@' && colon >= 0 && colon < i - 1) return true
+  }
+  return false
+}
 
 export function isSensitiveName(name: string): boolean {
   return SENSITIVE_NAME.test(name)
