@@ -198,6 +198,7 @@ export const RunRequest = Type.Object({
   dry_run: Type.Optional(Type.Boolean({ default: false, description: 'send every write with dryRun=All: nothing changes; each node says what would happen and the diff' })),
   force: Type.Optional(Type.Boolean({ default: false, description: 'take over fields another field manager owns instead of failing the node' })),
   prune: Type.Optional(Type.Boolean({ default: true, description: 'after a fully successful run, delete objects of earlier runs that left the graph (ApplySet)' })),
+  adopt: Type.Optional(Type.Boolean({ default: false, description: 'take over existing objects that belong to another workflow or were not made by this service; allowed for objects of your own workflows, and for any object when you own the cluster. Without it such a node fails (409-style message naming the other workflow)' })),
   trigger_data: Type.Optional(Type.Object({
     secrets: Type.Optional(PerNodeValues('secret values')),
     envVars: Type.Optional(PerNodeValues('environment variables')),

@@ -252,7 +252,8 @@ export class ClusterService {
   }
 
   async refresh(userId: string, name: string): Promise<Cluster> {
-    const { doc } = await this.reach(userId, name)
+    // It writes the cluster's stored metadata and status: a viewer only reads.
+    const { doc } = await this.reach(userId, name, 'deployer')
     try {
       const metadata = await clusterMetadata(await this.connect(doc), this.deps.timeoutMs)
       return await this.show(await this.record(doc, 'refresh', { ok: true, message: `metadata refreshed: ${metadata.version}`, metadata }), userId)

@@ -26,6 +26,8 @@ export interface RunRequest {
   dry_run?: boolean
   force?: boolean
   prune?: boolean
+  /** Take over existing objects of another workflow (yours) or, as the cluster's owner, anyone's. */
+  adopt?: boolean
   trigger_data?: { secrets?: Record<string, Record<string, string>>; envVars?: Record<string, Record<string, string>> }
 }
 
@@ -64,8 +66,6 @@ export interface RunServiceDeps {
   requestTimeoutMs?: number
   /** Reads live objects for the readiness wait; a test may replace it. */
   reader?: (kc: KubeConfig, schedule: Schedule, timeoutMs?: number) => Promise<LiveReader>
-  /** renderWorkflow, on a worker thread for a large graph (src/workers/render.ts); renderWorkflow itself when absent. */
-  render?: typeof renderWorkflow
 }
 
 export interface StartedRun { run: Run; done: Promise<Run> }
@@ -179,7 +179,7 @@ export class RunService {
   /** Renders for the cluster (secrets revealed); any node error refuses the run before anything is recorded. */
   private async render(workflow: Workflow, request: RunRequest, plugins: Map<string, RunPlugin>, redact: Redact): Promise<RenderedObject[]> {
     const plugin = oncePerRender(this.deps.plugin)
-    const result = await (this.deps.render ?? renderWorkflow)({ nodes: workflow.nodes, edges: workflow.edges }, {
+    const result = await renderWorkflow({ nodes: workflow.nodes, edges: workflow.edges }, {
       workflowId: workflow.id, namespace: request.namespace, plugins: plugin, revealSecrets: true,
       secrets: request.trigger_data?.secrets, envVars: request.trigger_data?.envVars,
     })
@@ -213,6 +213,7 @@ export class RunService {
       const knownNamespaces = dryRun ? [] : await this.knownNamespaces(ownerId, workflow.id, cluster.id)
       result = await this.deps.engine.deploy(kc, plan.objects, {
         workflowId: workflow.id, force: request.force === true, dryRun, prune: request.prune !== false, knownNamespaces,
+        adopt: request.adopt === true, mayAdopt: (other) => this.mayAdopt(ownerId, cluster, other),
         schedule: this.limiters.for(cluster.id), redact,
         missingApiMessage: (object, nodeId) => missingApiMessage(object, plan.plugins.get(nodeId)),
         onObject: (applied) => {
@@ -289,6 +290,16 @@ export class RunService {
     } finally {
       reader.close()
     }
+  }
+
+  /**
+   * Adopting an object: the cluster's owner may take any; another user only objects of their own workflows.
+   * An object this service did not make (other === null) has no owner on record, so only the cluster's owner.
+   */
+  private async mayAdopt(userId: string, cluster: Cluster, other: string | null): Promise<boolean> {
+    if (cluster.owner_id === userId) return true
+    if (other === null) return false
+    return (await this.deps.workflows.get(userId, other)) !== null
   }
 
   private async knownNamespaces(ownerId: string, workflowId: string, clusterId: string): Promise<string[]> {

@@ -72,8 +72,8 @@ export default async function clusterRoutes(app: App) {
 
   app.post('/v1/api/clusters/:name/refresh', {
     schema: {
-      tags, operationId: 'refreshCluster', summary: 'read version, platform, node count and namespaces from the cluster',
-      params: ClusterParams, response: { 200: ClusterRef, ...errorResponses(401, 404, 502), ...unreadable },
+      tags, operationId: 'refreshCluster', summary: 'read version, platform, node count and namespaces from the cluster and store them (deployer, admin or owner; a viewer gets 403)',
+      params: ClusterParams, response: { 200: ClusterRef, ...errorResponses(401, 403, 404, 502), ...unreadable },
     },
   }, async (req) => service.refresh(req.user.id, req.params.name))
 
