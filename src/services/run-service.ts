@@ -66,6 +66,8 @@ export interface RunServiceDeps {
   requestTimeoutMs?: number
   /** Reads live objects for the readiness wait; a test may replace it. */
   reader?: (kc: KubeConfig, schedule: Schedule, timeoutMs?: number) => Promise<LiveReader>
+  /** renderWorkflow, on a worker thread for a large graph (src/workers/render.ts); renderWorkflow itself when absent. */
+  render?: typeof renderWorkflow
 }
 
 export interface StartedRun { run: Run; done: Promise<Run> }
@@ -179,7 +181,7 @@ export class RunService {
   /** Renders for the cluster (secrets revealed); any node error refuses the run before anything is recorded. */
   private async render(workflow: Workflow, request: RunRequest, plugins: Map<string, RunPlugin>, redact: Redact): Promise<RenderedObject[]> {
     const plugin = oncePerRender(this.deps.plugin)
-    const result = await renderWorkflow({ nodes: workflow.nodes, edges: workflow.edges }, {
+    const result = await (this.deps.render ?? renderWorkflow)({ nodes: workflow.nodes, edges: workflow.edges }, {
       workflowId: workflow.id, namespace: request.namespace, plugins: plugin, revealSecrets: true,
       secrets: request.trigger_data?.secrets, envVars: request.trigger_data?.envVars,
     })
