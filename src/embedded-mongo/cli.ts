@@ -7,8 +7,9 @@
 // Prints exactly one line on stdout: the mongodb:// URI. Logs go to stderr. A data directory that is
 // damaged or in use stops it with one line on stderr and exit code 1.
 //
-// `npm run embedded-db -- repair DATA_DIR` salvages a data directory start-up refused (storage/repair.ts)
-// and prints what it kept and what it could not.
+// `npm run embedded-db -- repair DATA_DIR [BACKUP_DIR]` salvages a data directory start-up refused
+// (storage/repair.ts) and prints what it kept and what it could not. The copy made first goes to
+// BACKUP_DIR (which must not exist yet), by default DATA_DIR.bak-<UTC timestamp> next to it.
 import { startEmbeddedMongo, DataDirectoryDamagedError, DataDirectoryInUseError } from './index.ts'
 import { describeRepair, repairDataDirectory } from './storage/repair.ts'
 
@@ -17,12 +18,12 @@ const logger = { info: log('info'), warn: log('warn'), error: log('error') }
 
 const [command, ...args] = process.argv.slice(2)
 if (command === 'repair') {
-  if (args.length !== 1) {
-    logger.error('usage: npm run embedded-db -- repair DATA_DIR')
+  if (args.length !== 1 && args.length !== 2) {
+    logger.error('usage: npm run embedded-db -- repair DATA_DIR [BACKUP_DIR]')
     process.exit(2)
   }
   try {
-    const report = await repairDataDirectory(args[0]!)
+    const report = await repairDataDirectory(args[0]!, new Date(), args[1])
     for (const line of describeRepair(report)) process.stdout.write(`${line}\n`)
     process.exit(0)
   } catch (err) {
@@ -30,7 +31,7 @@ if (command === 'repair') {
     process.exit(1)
   }
 } else if (command !== undefined) {
-  logger.error(`unknown command '${command}' (the only one is: repair DATA_DIR)`)
+  logger.error(`unknown command '${command}' (the only one is: repair DATA_DIR [BACKUP_DIR])`)
   process.exit(2)
 }
 

@@ -358,6 +358,19 @@ t.test('npm start stops with one line naming the damage, and the repair command 
   t.equal((await ids(dir)).length, 99)
 })
 
+t.test('the repair command puts the copy where it is told', async (t) => {
+  const dir = await copyOf(t, withSnapshot)
+  const backup = join(await tempDir(t), 'elsewhere')
+  const repair = await run(['src/embedded-mongo/cli.ts', 'repair', dir, backup], {})
+  t.equal(repair.code, 0, repair.stderr)
+  t.match(repair.stdout, `copied ${dir} to ${backup} before changing anything`)
+  t.same((await readdir(backup)).sort(), ['MANIFEST', 'journal-1.bin', 'snapshot.bin'])
+  t.equal((await ids(dir)).length, 100)
+  const again = await run(['src/embedded-mongo/cli.ts', 'repair', dir, backup], {})
+  t.equal(again.code, 1, 'an existing copy is never overwritten')
+  t.match(again.stderr, new RegExp(`^\\[error\\] repair failed: ${backup} already exists`))
+})
+
 t.test('repair refuses a directory a running server holds', async (t) => {
   const dir = await copyOf(t, journalOnly)
   const { close } = await open(dir)

@@ -34,12 +34,14 @@ function timestamp(now: Date): string {
   return now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')
 }
 
-export async function repairDataDirectory(dataDir: string, now = new Date()): Promise<RepairReport> {
+/** `backupTo`: where the copy goes (default: next to the directory, `DATA_DIR.bak-<UTC timestamp>`). */
+export async function repairDataDirectory(dataDir: string, now = new Date(), backupTo?: string): Promise<RepairReport> {
   const dir = resolve(dataDir)
   if (!(await stat(dir).catch(() => undefined))?.isDirectory()) throw new Error(`${dir} is not a directory`)
   const unlock = await lockDataDirectory(dir)
   try {
-    const backup = `${dir}.bak-${timestamp(now)}`
+    const backup = resolve(backupTo ?? `${dir}.bak-${timestamp(now)}`)
+    if (await stat(backup).catch(() => undefined)) throw new Error(`${backup} already exists: name another place for the copy`)
     await cp(dir, backup, { recursive: true, errorOnExist: true, force: false, filter: (src) => src !== join(dir, LOCK_FILE) })
     await chmod(backup, DIR_MODE)
     const report: RepairReport = { dir, backup, generation: 0, snapshotOps: 0, journalGroups: 0, damaged: [], missing: [], notes: [], documents: 0 }
