@@ -46,8 +46,10 @@ const added = await call('POST', '/v1/api/clusters', { name: 'redir', server: SE
 if (added.status !== 201) throw new Error(`cluster: ${added.status} ${JSON.stringify(added.body)}`)
 
 t.test('connection test, refresh and metrics: every redirect refused, the target never contacted', async (t) => {
-  for (const status of STATUSES) {
-    for (const location of FORMS) {
+  // Every form once, the statuses taking turns, and every status once more on the metadata address.
+  const cases = [...FORMS.map((location, i) => ({ status: STATUSES[i % STATUSES.length], location })), ...STATUSES.map((status) => ({ status, location: FORMS[9] }))]
+  for (const { status, location } of cases) {
+    {
       redirect = { status, location }
       requests.length = 0
       const tested = await call('POST', '/v1/api/clusters/redir/test')
@@ -56,7 +58,7 @@ t.test('connection test, refresh and metrics: every redirect refused, the target
       t.ok(requests.length > 0, 'the configured server itself was asked')
     }
   }
-  for (const location of FORMS) {
+  for (const location of FORMS.slice(0, 5)) {
     redirect = { status: 307, location }
     const refreshed = await call('POST', '/v1/api/clusters/redir/refresh')
     t.equal(refreshed.status, 502, `refresh → ${location}`)
@@ -68,7 +70,7 @@ t.test('connection test, refresh and metrics: every redirect refused, the target
 })
 
 t.test('the health check marks the cluster unreachable without following', async (t) => {
-  for (const location of FORMS) {
+  for (const location of FORMS.slice(5)) {
     redirect = { status: 308, location }
     await app.services.clusterHealth.checkAll()
     const status = await call('GET', '/v1/api/clusters/redir/status')
@@ -82,7 +84,7 @@ t.test('a run and a resource sync against the redirecting cluster fail and touch
   const wf = await call('POST', '/v1/api/workflows', { name: 'redirected', cluster_id: 'redir' })
   t.equal(wf.status, 201)
   t.equal((await call('POST', `/v1/api/workflows/${wf.body.id}/save`, shopGraph({ namespace: 'redir' }))).status, 200)
-  for (const location of [FORMS[0], FORMS[1], FORMS[2], FORMS[9]]) {
+  for (const location of [FORMS[2], FORMS[9]]) {
     redirect = { status: 302, location }
     const run = await call('POST', `/v1/api/workflows/${wf.body.id}/run`, { trigger_data: TRIGGER })
     t.equal(run.status, 200, location)
