@@ -152,7 +152,7 @@ t.test('a takeover that lands between the check and the delete: the precondition
   const removed = await removeApplySets(ctx, [ns])
   t.ok(raced, 'the takeover happened after the read')
   const svc = removed.find((p) => p.kind === 'Service')
-  t.equal(svc?.action, 'kept', svc?.message)
+  t.equal(svc?.action, 'kept', svc?.message ?? 'no result for the Service')
   t.match(svc?.message, /now belongs to workflow wf-thief/)
   t.equal((await get('v1', 'Service', 'web', ns))?.metadata?.annotations?.[WORKFLOW_ID_ANNOTATION], 'wf-thief', 'the taken-over service stays')
   t.equal(await get('v1', 'ConfigMap', 'settings', ns), null, 'the rest of the set is deleted')
