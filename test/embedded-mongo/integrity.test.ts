@@ -292,9 +292,17 @@ t.test('a compaction stopped after its rename (snapshot one generation ahead of 
   // Put back what the directory held before the MANIFEST was rewritten and the old journal removed.
   await writeFile(join(dir, 'MANIFEST'), oldManifest)
   await writeFile(join(dir, 'journal-1.bin'), oldJournal)
+  const beforeStart = await contents(dir)
   t.equal((await ids(dir)).length, 100)
   t.equal((JSON.parse(await readFile(join(dir, 'MANIFEST'), 'utf8')) as { generation: number }).generation, 2)
   t.notOk((await readdir(dir)).includes('journal-1.bin'))
+
+  // The same state with the new journal deleted is not a stopped compaction: that journal exists first.
+  const other = join(await tempDir(t), 'data')
+  await cp(dir, other, { recursive: true })
+  for (const [file, data] of Object.entries(beforeStart)) await writeFile(join(other, file), Buffer.from(data, 'base64'))
+  await rm(join(other, 'journal-2.bin'))
+  await refused(t, other, 'journal-2.bin', /missing, but snapshot\.bin of generation 2 is in place/)
 })
 
 t.test('a directory written before MANIFEST existed opens and gets one', async (t) => {

@@ -109,9 +109,13 @@ export async function planRecovery(dir: string): Promise<RecoveryPlan> {
   const current = join(dir, journalName(generation))
   const data = journals.includes(generation) ? await readIfExists(current) : undefined
   if (!data) {
-    // Known to exist unless a compaction stopped between its rename and creating the journal (only an
-    // earlier version did it in that order) or an earlier version wrote the directory.
-    if (manifest && !rolledForward) refuse(journalName(generation), `missing, but ${MANIFEST_FILE} records it`)
+    // A compaction creates the journal before renaming its snapshot into place, so with a MANIFEST it
+    // always exists; without one (an earlier version's directory) a compaction stopped between its
+    // rename and creating the journal leaves none, and nothing was written after that snapshot.
+    if (manifest) {
+      const detail = rolledForward ? `missing, but ${SNAPSHOT_FILE} of generation ${generation} is in place, which is only renamed there once it exists` : `missing, but ${MANIFEST_FILE} records it`
+      refuse(journalName(generation), detail)
+    }
   } else if (data.length < JOURNAL_MAGIC.length && JOURNAL_MAGIC.subarray(0, data.length).equals(data)) {
     // Torn while being created: nothing in it was ever acknowledged.
     plan.cutAt = 0
