@@ -4,9 +4,10 @@
 import fp from 'fastify-plugin'
 import { MemoryStreamHub, type StreamHub } from '../src/events/stream-hub.ts'
 import { WorkflowStreamPublisher, type NodeStatus } from '../src/services/workflow-stream.ts'
+import { UserLimits } from '../src/services/user-limits.ts'
 
 declare module 'fastify' {
-  interface FastifyInstance { streams: StreamHub; workflowStreams: WorkflowStreamPublisher }
+  interface FastifyInstance { streams: StreamHub; workflowStreams: WorkflowStreamPublisher; userLimits: UserLimits }
 }
 
 export default fp(async (app) => {
@@ -25,6 +26,10 @@ export default fp(async (app) => {
     tracked: async (ownerId, workflowId, nodeIds) => (await Promise.all(nodeIds.map((n) => services.resources.findForNode(ownerId, workflowId, n)))).flat(),
   })
   app.decorate('streams', hub)
+  // Per-user caps on open streams, terminals and followed logs (src/events/sse.ts, the terminal and log routes).
+  app.decorate('userLimits', new UserLimits({
+    streams: config.MAX_STREAMS_PER_USER, terminals: config.MAX_TERMINALS_PER_USER, log_follows: config.MAX_LOG_FOLLOWS_PER_USER,
+  }))
   app.decorate('workflowStreams', publisher)
   app.addHook('preClose', async () => {
     publisher.stop()

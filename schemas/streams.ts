@@ -40,6 +40,11 @@ const FRAMES = [
   'Each subscriber has a bounded buffer (SSE_BUFFER_SIZE, 256 events): a client that reads too slowly loses events (the server logs a warning); the next `metadata` or `workflow_sync` brings it up to date.',
 ].join('\n\n')
 
+/** The 429 of every SSE route: the user already holds MAX_STREAMS_PER_USER open streams. */
+export const tooManyStreams = {
+  429: Type.Ref('ErrorResponse', { description: 'this user already holds MAX_STREAMS_PER_USER open streams; close one first' }),
+}
+
 export function streamResponse(description: string) {
   return {
     description,

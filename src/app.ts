@@ -2,8 +2,9 @@
 import Fastify from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Config } from './config.ts'
-import { fastifyOptions, type BuildOptions } from './fastify-options.ts'
+import { fastifyOptions, stallLimits, type BuildOptions } from './fastify-options.ts'
 import { validatorCompiler } from './validation.ts'
+import { guardStalledClients } from './stalled-clients.ts'
 import type { App } from './app-types.ts'
 import configPlugin from '../plugins/config.ts'
 import errorsPlugin from '../plugins/errors.ts'
@@ -45,6 +46,7 @@ export type { BuildOptions }
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<App> {
   const app = Fastify(fastifyOptions(config, options)).withTypeProvider<TypeBoxTypeProvider>()
   app.setValidatorCompiler(validatorCompiler)
+  guardStalledClients(app.server, stallLimits(config))
 
   await app.register(configPlugin, { config })
   await app.register(errorsPlugin)

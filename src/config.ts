@@ -50,6 +50,10 @@ export const ConfigSchema = Type.Object({
   SSE_HEARTBEAT_MS: Type.Integer({ default: 15_000, minimum: 10, maximum: 600_000, description: 'period of the `: ping` comment on open SSE streams (keeps proxies from cutting idle ones)' }),
   SSE_BUFFER_SIZE: Type.Integer({ default: 256, minimum: 1, maximum: 100_000, description: 'events buffered per SSE subscriber; when full, events are dropped for that subscriber and a warning logged' }),
   SSE_REPLAY_SIZE: Type.Integer({ default: 256, minimum: 0, maximum: 100_000, description: 'events kept per stream key for clients reconnecting with Last-Event-ID (0 = no replay)' }),
+  // Per-user limits on long-lived connections (README "Limits"): over one → 429 naming the setting.
+  MAX_STREAMS_PER_USER: Type.Integer({ default: 50, minimum: 1, maximum: 100_000, description: 'SSE streams (workflow, resource, pod logs, build, import) one user may hold open at once; one more is refused with 429' }),
+  MAX_TERMINALS_PER_USER: Type.Integer({ default: 5, minimum: 1, maximum: 10_000, description: 'terminal WebSocket sessions one user may hold open at once; one more is closed at once with an error message naming this limit' }),
+  MAX_LOG_FOLLOWS_PER_USER: Type.Integer({ default: 20, minimum: 1, maximum: 10_000, description: 'followed pod log streams (follow=true, each holding a connection to a cluster) one user may hold open at once; one more is refused with 429' }),
   STATS_REFRESH_CRON: Type.String({ default: '*/10 * * * *', minLength: 9, maxLength: 100, description: 'cron schedule of the dashboard statistics repair' }),
   PUBLIC_URL: Type.String({ default: 'http://localhost:3000', pattern: '^https?://', description: 'address clients reach this service at' }),
   // Sign-in (README "Sign-in").

@@ -3,6 +3,7 @@ import type { Socket } from 'node:net'
 import type { FastifyBaseLogger, FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { symbols as pinoSymbols, type Bindings, type ChildLoggerOptions, type DestinationStream } from 'pino'
 import type { Config } from './config.ts'
+import type { StallLimits } from './stalled-clients.ts'
 import { loggerOptions, RequestLogController } from './logger.ts'
 import { formatValidationErrors } from './validation.ts'
 import { buildReplySerializer } from './reply-serializer.ts'
@@ -57,11 +58,17 @@ function requestChildLogger(logger: FastifyBaseLogger, bindings: Bindings, optio
   return child
 }
 
+/** The deadlines src/stalled-clients.ts enforces, from the same settings as Node's own timeouts. */
+export function stallLimits(config: Config): StallLimits {
+  return { requestTimeoutMs: config.REQUEST_TIMEOUT_MS, headersTimeoutMs: config.HEADERS_TIMEOUT_MS, keepAliveTimeoutMs: config.KEEP_ALIVE_TIMEOUT_MS }
+}
+
 /** The server options every instance uses (also by tests that exercise one plugin on its own). */
 export function fastifyOptions(config: Config, options: BuildOptions = {}) {
   const logger = loggerOptions(config)
   // Node refuses a headers timeout above the request timeout; it checks both only every
   // connectionsCheckingInterval (30 s by default), which would let a stalled client stay that much longer.
+  // Node's check is not the only one: src/stalled-clients.ts arms a timer per connection and request.
   const headersTimeout = Math.min(config.HEADERS_TIMEOUT_MS, config.REQUEST_TIMEOUT_MS)
   const connectionsCheckingInterval = Math.min(1000, Math.max(25, Math.floor(headersTimeout / 4)))
   return {

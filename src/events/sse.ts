@@ -11,6 +11,7 @@ import type { ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { StreamEvent, StreamHub, Subscription } from './stream-hub.ts'
+import type { UserLimits } from '../services/user-limits.ts'
 
 export const RETRY_MS = 3000
 export const DEFAULT_HEARTBEAT_MS = 15_000
@@ -101,6 +102,7 @@ export async function serveStream(req: FastifyRequest, reply: FastifyReply, opts
   let sent = 0
   const sub = opts.hub.subscribe(opts.key, { lastEventId: lastEventId(req), onDrop: () => { dropped++ } })
   let metadata: unknown
+  let release: (() => void) | undefined
   try {
     metadata = await opts.metadata()
     // HEAD (Fastify answers it on every GET route): the checks and the headers, no stream.
@@ -113,8 +115,11 @@ export async function serveStream(req: FastifyRequest, reply: FastifyReply, opts
       reply.raw.end()
       return
     }
+    // Every stream route counts against its user's MAX_STREAMS_PER_USER (429 before any stream starts).
+    release = takeStreamSlot(req)
     await opts.onOpen?.()
   } catch (err) {
+    release?.()
     sub.close()
     throw err
   }
@@ -146,6 +151,7 @@ export async function serveStream(req: FastifyRequest, reply: FastifyReply, opts
     closed = true
     stopHeartbeat()
     sub.close()
+    release?.()
     try { opts.onClose?.() } catch (err) { req.log.error({ err: { message: (err as Error)?.message } }, 'stream onClose failed') }
     if (!res.writableEnded) res.end()
     // A taken-over reply is not in the access log: this line is, when the stream ends.
@@ -166,6 +172,13 @@ export async function serveStream(req: FastifyRequest, reply: FastifyReply, opts
   } finally {
     end()
   }
+}
+
+/** A stream slot of the signed-in user, when the app keeps per-user limits (plugins/streams.ts). */
+function takeStreamSlot(req: FastifyRequest): (() => void) | undefined {
+  const limits = (req.server as { userLimits?: UserLimits }).userLimits
+  const userId = (req as { user?: { id?: string } }).user?.id
+  return limits && userId ? limits.acquire('streams', userId) : undefined
 }
 
 /** Reply headers set by hooks so far (CORS, security headers), to go out with the stream's own. */

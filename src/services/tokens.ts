@@ -7,6 +7,8 @@ import type { Role } from '../repositories/users.ts'
 
 export const TOKEN_LIFETIME_S = 24 * 60 * 60
 export const REFRESH_WINDOW_S = 7 * 24 * 60 * 60
+/** How far a token's iat (or auth_time) may lie ahead of this clock: replicas' clocks drift a little. */
+export const CLOCK_SKEW_S = 60
 
 export interface AccessClaims {
   sub: string
@@ -67,6 +69,9 @@ export class TokenService {
       throw describe(err)
     }
     if (!isClaims(claims)) throw new Unauthorized('invalid token')
+    // Issued in the future: not something this service signs (fast-jwt checks exp and nbf, not iat). A
+    // token minted with a far iat would otherwise also stretch what iat-based rules allow.
+    if (claims.iat > this.nowSeconds() + CLOCK_SKEW_S) throw new Unauthorized('invalid token')
     return claims
   }
 
@@ -78,7 +83,7 @@ export class TokenService {
     const claims = this.claims(() => this.jwt.verifyIgnoringExpiry(token))
     const now = this.nowSeconds()
     // A sign-in time after the token was issued, or in the future, is not something this service signs.
-    if (claims.auth_time > claims.iat || claims.auth_time > now + 60) throw new Unauthorized('invalid token')
+    if (claims.auth_time > claims.iat || claims.auth_time > now + CLOCK_SKEW_S) throw new Unauthorized('invalid token')
     if (now - claims.auth_time > REFRESH_WINDOW_S) throw new Unauthorized('sign-in is older than 7 days; log in again')
     return claims
   }

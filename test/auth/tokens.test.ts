@@ -53,6 +53,19 @@ t.test('forged and unacceptable tokens answer 401 {error}', async (t) => {
   t.equal((await profile(cases.expired)).json().error, 'token expired', 'an expired token says so, so the client knows to refresh')
 })
 
+t.test('a token issued in the future is refused (beyond 60 s of clock skew), for requests and for refresh', async (t) => {
+  const at = (iat: number) => hmacToken(claimsFor(alice.user, { iat, auth_time: iat, exp: iat + DAY }), SECRET)
+  for (const ahead of [61, 120, HOUR, 365 * DAY]) {
+    const res = await profile(at(now() + ahead))
+    t.equal(res.statusCode, 401, `iat ${ahead} s ahead`)
+    t.same(res.json(), { error: 'invalid token' })
+    t.equal((await refresh(at(now() + ahead))).statusCode, 401, `refresh, iat ${ahead} s ahead`)
+  }
+  // A token from a replica whose clock runs a little fast still works.
+  t.equal((await profile(at(now() + 30))).statusCode, 200, 'iat 30 s ahead: within the skew')
+  t.equal((await profile(at(now()))).statusCode, 200)
+})
+
 t.test('the Authorization header must be "Bearer <token>"; the token query parameter is not accepted here', async (t) => {
   for (const authorization of [`Basic ${alice.token}`, alice.token, 'Bearer', `Bearer ${alice.token} extra`]) {
     const res = await app.inject({ url: '/v1/api/profile', headers: { authorization } })

@@ -3,7 +3,7 @@
 import { Type } from 'typebox'
 import type { App } from '../../app-types.ts'
 import { errorResponses } from '../../../schemas/common.ts'
-import { streamResponse } from '../../../schemas/streams.ts'
+import { streamResponse, tooManyStreams } from '../../../schemas/streams.ts'
 import { BuildList, BuildListQuery, BuildParams, StartBuildBody, buildStreamDoc } from '../../../schemas/build.ts'
 import { pageReply } from '../../repositories/pagination.ts'
 import { serveStream } from '../../events/sse.ts'
@@ -46,7 +46,7 @@ export default async function buildRoutes(app: App) {
     schema: {
       tags, operationId: 'streamBuild', summary: 'the build\'s progress and log (SSE)',
       description: buildStreamDoc.description, params: BuildParams,
-      response: { 200: streamResponse('`text/event-stream`: metadata, progress, log, complete, failed, cancelled'), ...errorResponses(401, 404) },
+      response: { 200: streamResponse('`text/event-stream`: metadata, progress, log, complete, failed, cancelled'), ...errorResponses(401, 404), ...tooManyStreams },
       'x-events': buildStreamDoc.events,
     },
   }, (req, reply) => {

@@ -5,7 +5,7 @@
 import type { App } from '../../app-types.ts'
 import { errorResponses } from '../../../schemas/common.ts'
 import { ImportCompleteEvent, ImportFailedEvent, ImportLogEvent, ImportParams, ImportProgressEvent } from '../../../schemas/import.ts'
-import { streamResponse } from '../../../schemas/streams.ts'
+import { streamResponse, tooManyStreams } from '../../../schemas/streams.ts'
 import { serveStream } from '../../events/sse.ts'
 import type { StreamEvent, StreamHub, SubscribeOptions, Subscription } from '../../events/stream-hub.ts'
 import { ImportService, importKey } from '../../services/import-service.ts'
@@ -35,7 +35,7 @@ export default async function importStreamRoutes(app: App) {
     schema: {
       tags: ['import'], operationId: 'streamImport', summary: 'an import session\'s progress (SSE)',
       description: importStreamDoc.description, params: ImportParams,
-      response: { 200: streamResponse('`text/event-stream`: metadata, progress, log, complete, failed'), ...errorResponses(401, 404) },
+      response: { 200: streamResponse('`text/event-stream`: metadata, progress, log, complete, failed'), ...errorResponses(401, 404), ...tooManyStreams },
       'x-events': importStreamDoc.events,
     },
   }, (req, reply) => {

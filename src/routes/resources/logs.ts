@@ -37,6 +37,7 @@ async function logRoutes(app: App) {
       response: {
         200: streamResponse('`text/event-stream`: metadata, log, error, complete'),
         409: Type.Ref('ErrorResponse', { description: 'the cluster\'s stored credentials cannot be opened (ENCRYPTION_KEY changed?); replace them with PUT /v1/api/clusters/{name}/credentials' }),
+        429: Type.Ref('ErrorResponse', { description: 'too many open streams (MAX_STREAMS_PER_USER) or followed logs (MAX_LOG_FOLLOWS_PER_USER) for this user' }),
         ...errorResponses(400, 401, 404, 502),
       },
       'x-events': podLogsStreamDoc.events,
@@ -49,14 +50,17 @@ async function logRoutes(app: App) {
     const opts: LogOptions = { tail: q.tail, sinceSeconds: q.since_seconds, follow: q.follow, timestamps: q.timestamps }
     const key = podLogs.keyFor(logTarget, target.problem ? { ...opts, follow: false } : opts)
     let release: (() => void) | undefined
+    let releaseFollow: (() => void) | undefined
     return serveStream(req, reply, {
       hub: podLogs.hub, key,
       metadata: async () => ({ pod: target.pod, container, namespace: target.namespace, cluster: target.cluster.name }),
       onOpen: () => {
-        if (target.problem) podLogs.fail(key, target.problem)
-        else release = podLogs.acquire(target.kc, key, logTarget, opts)
+        if (target.problem) { podLogs.fail(key, target.problem); return }
+        // A followed log holds a connection to the cluster for as long as it is open: capped per user (429).
+        if (opts.follow) releaseFollow = app.userLimits.acquire('log_follows', req.user.id)
+        release = podLogs.acquire(target.kc, key, logTarget, opts)
       },
-      onClose: () => release?.(),
+      onClose: () => { release?.(); releaseFollow?.() },
     })
   })
 }

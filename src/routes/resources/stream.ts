@@ -3,7 +3,7 @@
 import type { App } from '../../app-types.ts'
 import { errorResponses } from '../../../schemas/common.ts'
 import { ResourceParams } from '../../../schemas/resource.ts'
-import { resourceStreamDoc, streamResponse } from '../../../schemas/streams.ts'
+import { resourceStreamDoc, streamResponse, tooManyStreams } from '../../../schemas/streams.ts'
 import { serveStream } from '../../events/sse.ts'
 import { resourceKey } from '../../services/workflow-stream.ts'
 
@@ -15,7 +15,7 @@ export default async function resourceStreamRoutes(app: App) {
       tags: ['resources'], operationId: 'streamResource', summary: 'live status of one tracked resource (SSE)',
       description: resourceStreamDoc.description,
       params: ResourceParams,
-      response: { 200: streamResponse('`text/event-stream`: metadata, node_update, status_change, error'), ...errorResponses(400, 401, 404) },
+      response: { 200: streamResponse('`text/event-stream`: metadata, node_update, status_change, error'), ...errorResponses(400, 401, 404), ...tooManyStreams },
       'x-events': resourceStreamDoc.events,
     },
   }, (req, reply) => {

@@ -26,7 +26,7 @@ const CLOSE = { normal: 1000, goingAway: 1001, policy: 1008, internal: 1011 } as
 
 const DESCRIPTION = `A WebSocket (\`101 Switching Protocols\`); a plain GET is answered 426. The access token may be sent as the \`token\` query parameter (browsers cannot set headers on a WebSocket) or as the usual Authorization header; it is never logged.
 
-Only users who may deploy to the resource's cluster (owner, or shared as deployer/admin) may open a terminal. The \`shell\` (${ALLOWED_SHELLS.filter((s) => !s.startsWith('/')).join(', ')}, or their /bin/ paths; default sh) is what runs, with a TTY, in \`container\` (default: the pod's first) of \`pod\` (for a workload; default: a ready pod, newest first).
+Only users who may deploy to the resource's cluster (owner, or shared as deployer/admin) may open a terminal. A user may hold MAX_TERMINALS_PER_USER sessions (default 5) at once: one more is upgraded and then refused at once with an \`error\` message naming the limit and a \`close\` message (reason "refused", close code 1008), as every refusal after the upgrade is. The \`shell\` (${ALLOWED_SHELLS.filter((s) => !s.startsWith('/')).join(', ')}, or their /bin/ paths; default sh) is what runs, with a TTY, in \`container\` (default: the pod's first) of \`pod\` (for a workload; default: a ready pod, newest first).
 
 Frames are JSON text.
 Server → client:
@@ -90,6 +90,7 @@ export default async function terminalRoutes(app: App) {
       const log = req.log.child({ resource_id: req.params.id, user_id: req.user.id })
       let exec: ExecSession | null = null
       let ended = false
+      let releaseSlot: (() => void) | undefined
       let early = ''
       let pendingSize = null as { rows: number; cols: number } | null
       let unanswered = 0
@@ -110,6 +111,7 @@ export default async function terminalRoutes(app: App) {
       function end(reason: string, exitCode: number | null, code: number = CLOSE.normal) {
         if (ended) return
         ended = true
+        releaseSlot?.()
         clearInterval(pinger)
         clearTimeout(idle)
         app.liveSessions.delete(live)
@@ -124,6 +126,13 @@ export default async function terminalRoutes(app: App) {
       }
 
       app.liveSessions.add(live)
+      // MAX_TERMINALS_PER_USER: taken before anything else, given back by end() (every way a session ends).
+      try {
+        releaseSlot = app.userLimits.acquire('terminals', req.user.id)
+      } catch (err) {
+        refuse((err as Error).message)
+        return
+      }
       socket.on('pong', () => { unanswered = 0 })
       socket.on('close', () => end('the client closed the connection', null))
       socket.on('error', () => end('the client connection failed', null))

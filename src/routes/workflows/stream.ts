@@ -4,7 +4,7 @@
 import type { App } from '../../app-types.ts'
 import { errorResponses } from '../../../schemas/common.ts'
 import { WorkflowParams } from '../../../schemas/workflow.ts'
-import { streamResponse, workflowStreamDoc } from '../../../schemas/streams.ts'
+import { streamResponse, tooManyStreams, workflowStreamDoc } from '../../../schemas/streams.ts'
 import { serveStream } from '../../events/sse.ts'
 import { workflowKey } from '../../services/workflow-stream.ts'
 
@@ -16,7 +16,7 @@ export default async function workflowStreamRoutes(app: App) {
       tags: ['workflows'], operationId: 'streamWorkflowStatus', summary: 'live node statuses of the workflow (SSE)',
       description: workflowStreamDoc.description,
       params: WorkflowParams,
-      response: { 200: streamResponse('`text/event-stream`: metadata, node_update, status_change, workflow_sync, error, complete'), ...errorResponses(400, 401, 404) },
+      response: { 200: streamResponse('`text/event-stream`: metadata, node_update, status_change, workflow_sync, error, complete'), ...errorResponses(400, 401, 404), ...tooManyStreams },
       'x-events': workflowStreamDoc.events,
     },
   }, (req, reply) => serveStream(req, reply, {

@@ -1,0 +1,109 @@
+// Stalled clients are cut by timers this module owns, not only by Node's own request and headers timeouts.
+//
+// Why: Node checks those timeouts on an interval (connectionsCheckingInterval) over a list of tracked
+// parsers kept in C++ (a std::set ordered by each parser's message start), and a connection it drops from
+// that list, or never adds, is never checked again. A stalled body was measured held past 130 s on a
+// server that had served ordinary requests before. Here every connection and every request carries its own
+// deadline timer, armed and cleared from public events ('connection', 'request', 'upgrade', the response's
+// 'finish', the socket's 'close'), so what the server served before cannot matter. Node's check still
+// runs; whichever fires first answers, once (the client-error handler ignores a destroyed socket).
+//
+// - Headers: a new connection must complete its request headers within the headers timeout; an idle
+//   keep-alive connection within the keep-alive timeout plus the headers timeout (Node closes idle ones
+//   at the keep-alive timeout itself; this bounds a client that starts a request and stops).
+// - Body: a request must be complete within the request timeout, counted from when the connection was
+//   opened for its first request (as Node does) and from its headers for later ones.
+// Either answers 408 `{error}` through the server's client-error handler and closes the connection; a
+// request whose reply already started is only disconnected (a second status line would corrupt it).
+import type { IncomingMessage, Server, ServerResponse } from 'node:http'
+import type { Socket } from 'node:net'
+
+export interface StallLimits {
+  requestTimeoutMs: number
+  headersTimeoutMs: number
+  keepAliveTimeoutMs: number
+}
+
+interface SocketState {
+  timer?: NodeJS.Timeout
+  openedAt: number
+  served: number
+  inFlight: number
+}
+
+function timeoutError(): NodeJS.ErrnoException {
+  return Object.assign(new Error('request timeout'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' })
+}
+
+/** Arms the deadlines on `server`; call once, before it listens. */
+export function guardStalledClients(server: Server, limits: StallLimits): void {
+  const headersMs = Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs)
+  const states = new WeakMap<Socket, SocketState>()
+
+  const cut = (socket: Socket) => {
+    if (socket.destroyed) return
+    // The handler (src/fastify-options.ts) writes the 408 and destroys; without one, just disconnect.
+    if (!server.emit('clientError', timeoutError(), socket)) socket.destroy()
+  }
+  const disarm = (state: SocketState) => {
+    if (state.timer) clearTimeout(state.timer)
+    state.timer = undefined
+  }
+  const armHeaders = (socket: Socket, state: SocketState, ms: number) => {
+    disarm(state)
+    state.timer = setTimeout(cut, ms, socket)
+    state.timer.unref()
+  }
+
+  server.on('connection', (socket: Socket) => {
+    const state: SocketState = { openedAt: Date.now(), served: 0, inFlight: 0 }
+    states.set(socket, state)
+    armHeaders(socket, state, headersMs)
+    socket.once('close', () => disarm(state))
+  })
+
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    const socket = req.socket
+    const state = states.get(socket)
+    if (!state) return
+    disarm(state)
+    state.inFlight++
+    const started = state.served === 0 ? state.openedAt : Date.now()
+    state.served++
+    const left = Math.max(0, limits.requestTimeoutMs - (Date.now() - started))
+    // Checked when it fires rather than cleared on 'end': a body nobody reads (GET, or a reply sent
+    // before reading) never emits 'end', yet the parser marks the request complete.
+    const body = setTimeout(() => {
+      if (req.complete || socket.destroyed) return
+      if (res.headersSent) socket.destroy()
+      else cut(socket)
+    }, left)
+    body.unref()
+    const done = () => clearTimeout(body)
+    socket.once('close', done)
+    res.once('close', () => {
+      state.inFlight--
+      if (req.complete) done()
+    })
+    res.once('finish', () => {
+      if (req.complete) done()
+      // Idle again: the next request's headers must come in time (unless another request is under way).
+      if (state.inFlight <= 1 && !socket.destroyed) armHeaders(socket, state, limits.keepAliveTimeoutMs + headersMs)
+    })
+  })
+
+  // An upgraded connection (the terminal WebSocket) is no longer HTTP: its deadline ends with the
+  // upgrade. Node routes upgrades to 'upgrade' only when someone listens, so this listener is added only
+  // in front of another one (now, or when one is added later), never on its own.
+  const onUpgrade = (_req: IncomingMessage, socket: Socket) => {
+    const state = states.get(socket)
+    if (state) disarm(state)
+  }
+  const ensureFirst = () => {
+    if (!server.listeners('upgrade').includes(onUpgrade)) server.prependListener('upgrade', onUpgrade)
+  }
+  if (server.listenerCount('upgrade') > 0) ensureFirst()
+  server.on('newListener', (event: string | symbol, listener: unknown) => {
+    if (event === 'upgrade' && listener !== onUpgrade) ensureFirst()
+  })
+}
