@@ -4,9 +4,11 @@
 // that runs it: a runaway job is stopped, not waited for. The threads start on the first job, not at
 // start-up, and end on close.
 //
-// Every job has a time budget (WORKER_JOB_TIMEOUT_MS), counted from when it is handed to the pool; past it
-// the job fails with JobOverrun (413, naming the limit). A thread also has a heap limit, so one job that
-// swells ends that thread, not the process.
+// Every job has a time budget (WORKER_JOB_TIMEOUT_MS), counted from when its work begins on a thread (not
+// while it waits for one, nor while a new thread loads its modules); past it the job fails with JobOverrun
+// (413, naming the limit). A thread also has a heap limit, so one job that swells ends that thread, not the
+// process.
+import { MessageChannel } from 'node:worker_threads'
 import type { Piscina } from 'piscina'
 import { AppError, Unavailable } from '../errors.ts'
 import type { JobAnswer } from './answer.ts'
@@ -28,12 +30,14 @@ export class JobOverrun extends AppError {
   constructor(message: string) { super(413, message) }
 }
 
-type Input<K extends keyof Jobs> = Parameters<Jobs[K]>[0]
+type Input<K extends keyof Jobs> = Parameters<Jobs[K]>[0]['input']
 type Output<K extends keyof Jobs> = Awaited<ReturnType<Jobs[K]>> extends JobAnswer<infer T> ? T : never
 
 /** Jobs waiting for a thread, per thread: beyond that the pool is busy and says so (503) rather than queue without bound. */
 const QUEUE_PER_THREAD = 16
 const DEFAULT_HEAP_MB = 512
+/** How long a job may wait for a thread and for that thread to load its modules, before its own budget starts. */
+const START_ALLOWANCE_MS = 60_000
 
 // The compiled build runs jobs.js beside this file; under tsx (dev, tests) the thread starts from
 // dev-entry.mjs, which registers tsx first. Never a .ts file from compiled code.
@@ -74,22 +78,33 @@ export class WorkerPool {
    */
   async run<K extends keyof Jobs>(name: K, input: Input<K>, what: string): Promise<Output<K>> {
     const pool = await this.threads()
-    const signal = AbortSignal.timeout(this.options.timeoutMs)
+    const controller = new AbortController()
+    let overrun: 'start' | 'budget' | null = null
+    let timer = setTimeout(() => { overrun = 'start'; controller.abort() }, START_ALLOWANCE_MS)
+    const { port1, port2 } = new MessageChannel()
+    port1.once('message', () => {
+      clearTimeout(timer)
+      timer = setTimeout(() => { overrun = 'budget'; controller.abort() }, this.options.timeoutMs)
+    })
     let answer: JobAnswer<Output<K>>
     try {
-      answer = await pool.run(input, { name, signal }) as JobAnswer<Output<K>>
+      answer = await pool.run({ input, started: port2 }, { name, signal: controller.signal, transferList: [port2] }) as JobAnswer<Output<K>>
     } catch (err) {
-      throw this.failure(err, signal, what)
+      throw this.failure(err, overrun, what)
+    } finally {
+      clearTimeout(timer)
+      port1.close()
     }
     if ('refused' in answer) throw new AppError(answer.refused.statusCode, answer.refused.message)
     return answer.value
   }
 
-  private failure(err: unknown, signal: AbortSignal, what: string): Error {
+  private failure(err: unknown, overrun: 'start' | 'budget' | null, what: string): Error {
     const e = err as { name?: string; code?: string; message?: string }
-    if (signal.aborted || e?.name === 'AbortError') {
+    if (overrun === 'budget') {
       return new JobOverrun(`${what} took longer than ${this.options.timeoutMs} ms, the limit for one job (WORKER_JOB_TIMEOUT_MS); it was stopped`)
     }
+    if (overrun === 'start') return new Unavailable(`the service is busy with other heavy work: ${what} could not start within ${START_ALLOWANCE_MS / 1000} s; try again in a moment`)
     if (e?.code === 'ERR_WORKER_OUT_OF_MEMORY') {
       return new JobOverrun(`${what} needed more than ${this.options.heapMb ?? DEFAULT_HEAP_MB} MB, the memory limit for one job; it was stopped`)
     }

@@ -4,6 +4,13 @@ import { renderWorkflow, toYaml, type Graph } from '../manifests/index.ts'
 import type { PluginForRender, RenderContext, RenderResult } from '../manifests/types.ts'
 import { answer, type JobAnswer } from './answer.ts'
 
+// Once per thread, as the module loads: rendering one wired pair compiles the schema checks the builders
+// use (kubernetes-models compiles each kind's on first use), so the first job's budget is spent on its input.
+await renderWorkflow({
+  nodes: [{ id: 'd', type: 'deployment', data: { name: 'warm', image: 'nginx:1.27', port: 80 } }, { id: 's', type: 'service', data: { name: 'warm', port: 80 } }],
+  edges: [{ id: 'e', source: 'd', target: 's' }],
+}, { workflowId: 'warm-up', plugins: () => null, revealSecrets: false })
+
 /** The text of a manifests reply: multi-document YAML with a header, or the JSON preview. */
 export type BodySpec =
   | { format: 'yaml'; header: string }

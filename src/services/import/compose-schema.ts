@@ -75,6 +75,11 @@ function compiled() {
   return validator
 }
 
+/** Compiles the validator now (a few hundred milliseconds, once per thread) rather than in the first analysis. */
+export function prepareComposeValidator(): void {
+  compiled()
+}
+
 function pathOf(instancePath: string): string {
   const parts = instancePath.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'))
   return parts.map((p, i) => (/^\d+$/.test(p) ? `[${p}]` : `${i === 0 ? '' : '.'}${p}`)).join('') || '(top level)'
