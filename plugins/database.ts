@@ -7,7 +7,37 @@ import { startEmbeddedMongo, type EmbeddedMongo } from '../src/embedded-mongo/in
 import { indexSetups } from '../src/repositories/indexes.ts'
 
 declare module 'fastify' {
-  interface FastifyInstance { db: Db; mongo: MongoClient }
+  interface FastifyInstance { db: Db; mongo: MongoClient; databaseWrites: DatabaseWrites }
+}
+
+/**
+ * Whether the database is refusing changes (a full or failing disk), for /readyz. The error handler marks
+ * it when a request's write is refused; from then on readiness tries one write per check, and the
+ * first that succeeds clears it, so a healthy database costs readiness only its ping.
+ */
+export interface DatabaseWrites {
+  readonly failing: boolean
+  failed(): void
+  /** Writes one small document; clears `failing` when that works, throws the driver's error otherwise. */
+  probe(): Promise<void>
+}
+
+// Holds the single document readiness rewrites while writes are failing. The probe carries 64 KiB: a full
+// filesystem still takes a few bytes into the journal's last partly used block, so a tiny probe would
+// call the database ready while every real save still fails.
+const PROBE_COLLECTION = 'readiness_probe'
+const PROBE_PADDING = 'x'.repeat(64 * 1024)
+
+function databaseWrites(db: Db): DatabaseWrites {
+  let failing = false
+  return {
+    get failing() { return failing },
+    failed() { failing = true },
+    async probe() {
+      await db.collection<{ _id: string; at: Date; padding: string }>(PROBE_COLLECTION).updateOne({ _id: 'probe' }, { $set: { at: new Date(), padding: PROBE_PADDING } }, { upsert: true })
+      failing = false
+    },
+  }
 }
 
 export default fp(async (app) => {
@@ -40,6 +70,7 @@ export default fp(async (app) => {
   for (const setup of indexSetups) await setup(db)
   app.decorate('mongo', client)
   app.decorate('db', db)
+  app.decorate('databaseWrites', databaseWrites(db))
   app.addHook('onClose', async () => {
     await client.close()
     await embedded?.close()

@@ -4,7 +4,7 @@
 // (Errors raised while routing or by Node's HTTP parser are answered by src/fastify-options.ts.)
 import fp from 'fastify-plugin'
 import type { FastifyError } from 'fastify'
-import { AppError } from '../src/errors.ts'
+import { AppError, storageFailure } from '../src/errors.ts'
 import { useJsonBodyParser } from '../src/json-body.ts'
 import { MAX_PATH_SEGMENT } from '../src/fastify-options.ts'
 
@@ -32,6 +32,13 @@ export default fp(async (app) => {
   })
 
   app.setErrorHandler((err: FastifyError, request, reply) => {
+    const refused = storageFailure(err)
+    if (refused) {
+      // Not a bug: the database could not store the change (and did not). Readiness now checks writes too.
+      if (app.hasDecorator('databaseWrites')) app.databaseWrites.failed()
+      request.log.warn({ status: refused.statusCode, code: (err as { code?: unknown }).code, error: refused.message }, 'the database refused a write')
+      return reply.code(refused.statusCode).send({ error: refused.message })
+    }
     if (err instanceof AppError) {
       if (err.statusCode >= 500) request.log.warn({ status: err.statusCode, error: err.message }, 'request failed')
       return reply.code(err.statusCode).send({ error: err.message })

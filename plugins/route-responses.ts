@@ -8,6 +8,8 @@
 //   (maxParamLength).
 // - 413, 415: the method carries a body (Fastify parses bodies for every method but GET, HEAD and TRACE,
 //   whether or not the route declares one): too large, or not JSON.
+// - 503, 507: the same methods change stored data, which the database can refuse: its disk is full (507)
+//   or failing (503). plugins/errors.ts answers these.
 // - 429: a rate limiter guards the route (a `config.rateLimit` of @fastify/rate-limit, or a hook marked with
 //   `rateLimited` in its onRequest or preHandler list).
 // - `security: []` on routes that need no token (system pages, the auth group), so the document says they
@@ -44,7 +46,7 @@ export function impliedStatuses(route: RouteOptions): number[] {
   const codes: number[] = []
   if (validates || takesBody) codes.push(400)
   if (hasParams) codes.push(404, 414)
-  if (takesBody) codes.push(413, 415)
+  if (takesBody) codes.push(413, 415, 503, 507)
   if (hasRateLimit(route)) codes.push(429)
   return codes.sort((a, b) => a - b)
 }

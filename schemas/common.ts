@@ -17,6 +17,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   429: 'rate limited',
   502: 'the cluster, registry or git host answered badly or not at all',
   503: 'a dependency is unavailable',
+  507: "the database's disk is full; the change was not stored",
 }
 
 /** The `{error}` reply for each listed status code, for a route's `response` schema. */
