@@ -76,12 +76,17 @@ export function readFrame(buf: Buffer, pos: number): FrameRead {
   return docs ? { docs, end } : { problem: 'undecodable frame payload' }
 }
 
-/** The offset of the first intact frame starting after `from`, if any. Cheap on garbage: most offsets
- *  fail the length checks, and a checksum is only computed where a whole frame would fit. */
+/** The offset of the first intact frame starting after `from`, if any. Cheap on garbage: a checksum is
+ *  only computed where a whole frame would fit and its payload looks like BSON (a first document size
+ *  within the payload, a final zero byte); without that filter a large torn tail of random bytes would
+ *  cost time cubic in its size. */
 export function findIntactFrame(buf: Buffer, from: number): number | undefined {
   for (let pos = from; pos + FRAME_HEADER_BYTES + MIN_PAYLOAD_BYTES <= buf.length; pos++) {
     const length = buf.readUInt32LE(pos)
-    if (length < MIN_PAYLOAD_BYTES || length > MAX_FRAME_BYTES || pos + FRAME_HEADER_BYTES + length > buf.length) continue
+    const end = pos + FRAME_HEADER_BYTES + length
+    if (length < MIN_PAYLOAD_BYTES || length > MAX_FRAME_BYTES || end > buf.length || buf[end - 1] !== 0) continue
+    const firstDoc = buf.readInt32LE(pos + FRAME_HEADER_BYTES)
+    if (firstDoc < MIN_PAYLOAD_BYTES || firstDoc > length) continue
     if ('docs' in readFrame(buf, pos)) return pos
   }
   return undefined
