@@ -23,7 +23,7 @@ import { groupOf, type ApiDiscovery } from './api-discovery.ts'
 import { k8s } from './client.ts'
 import { apiFailure, apiMessage, asSpec, isNotFound, plain, unreachable, type ObjectClient } from './deploy-client.ts'
 import type { PrunedObject, Schedule } from './deploy-types.ts'
-import { annotationAppliedBy, ownershipOf } from './ownership.ts'
+import { annotationAppliedBy, ownershipOf, shownId } from './ownership.ts'
 
 export const APPLYSET_ID_LABEL = 'applyset.kubernetes.io/id'
 export const APPLYSET_PART_OF_LABEL = 'applyset.kubernetes.io/part-of'
@@ -118,7 +118,7 @@ export async function readParent(ctx: ApplySetContext, namespace: string, option
   if (isOurs(parent, ctx.workflowId) && parent.metadata.labels?.[APPLYSET_ID_LABEL] === applySetId(ctx.workflowId, namespace)) return parent
   if (options.refuseForeign) {
     const owner = ownershipOf(parent, ctx.workflowId)
-    const whose = owner.kind === 'workflow' ? `belongs to workflow ${owner.workflowId}` : owner.kind === 'ours' ? 'is not an ApplySet record' : 'was not made by this service'
+    const whose = owner.kind === 'workflow' ? `belongs to workflow ${shownId(owner.workflowId)}` : owner.kind === 'ours' ? 'is not an ApplySet record' : 'was not made by this service'
     throw new ParentTaken(`conflict (409): ConfigMap ${parent.metadata.name} (namespace ${namespace}), where this workflow keeps its ApplySet record, ${whose}; not changed`)
   }
   return null
@@ -188,7 +188,7 @@ async function deleteIfStillOurs(ctx: ApplySetContext, m: Member, why: string): 
       throw err
     }
     const owner = ownershipOf(live, ctx.workflowId)
-    if (owner.kind === 'workflow') return kept(`it now belongs to workflow ${owner.workflowId}`)
+    if (owner.kind === 'workflow') return kept(`it now belongs to workflow ${shownId(owner.workflowId)}`)
     if (owner.kind === 'unmanaged') return kept('it no longer carries this service\'s marks')
     if (!annotationAppliedBy(live, ctx.fieldManager)) return kept('its workflow annotation was last written by something other than this service\'s apply')
     const uid = live.metadata.uid as string | undefined

@@ -23,6 +23,14 @@ export function ownershipOf(object: KubeObject, workflowId: string): Ownership {
   return owner === workflowId ? { kind: 'ours' } : { kind: 'workflow', workflowId: owner }
 }
 
+/**
+ * The id as a message shows it: annotation values come from the cluster, where anyone with access may write up
+ * to 256 KiB of anything, so an id that does not look like one is quoted and cut.
+ */
+export function shownId(id: string): string {
+  return /^[A-Za-z0-9._-]{1,64}$/.test(id) ? id : `${JSON.stringify(id.slice(0, 64))}${id.length > 64 ? '…' : ''}`
+}
+
 /** The other owner's workflow id, or null when the object was not made by this service. */
 export function otherOwner(o: Exclude<Ownership, { kind: 'ours' }>): string | null {
   return o.kind === 'workflow' ? o.workflowId : null
@@ -52,16 +60,16 @@ export function describeObject(object: { kind: string; name: string; namespace: 
 /** The node's message when an existing object belongs to someone else. Names a workflow id, never a user. */
 export function ownershipConflict(what: string, o: Exclude<Ownership, { kind: 'ours' }>, adoptRefused: boolean): string {
   const whose = o.kind === 'workflow'
-    ? `belongs to workflow ${o.workflowId}`
+    ? `belongs to workflow ${shownId(o.workflowId)}`
     : 'exists and was not made by this service'
   if (adoptRefused) {
     return o.kind === 'workflow'
-      ? `conflict (409): ${what} ${whose}; not changed: adopt is allowed only for the owner of workflow ${o.workflowId} or the cluster's owner`
+      ? `conflict (409): ${what} ${whose}; not changed: adopt is allowed only for the owner of workflow ${shownId(o.workflowId)} or the cluster's owner`
       : `conflict (409): ${what} ${whose}; not changed: only the cluster's owner may adopt an object this service did not make`
   }
   return `conflict (409): ${what} ${whose}; not changed. Rename the node, or run with adopt: true to take it over (${o.kind === 'workflow' ? 'allowed for the owner of that workflow or the cluster\'s owner' : 'allowed for the cluster\'s owner'})`
 }
 
 export function adoptedNote(o: Exclude<Ownership, { kind: 'ours' }>): string {
-  return o.kind === 'workflow' ? `adopted from workflow ${o.workflowId}` : 'adopted (it was not made by this service)'
+  return o.kind === 'workflow' ? `adopted from workflow ${shownId(o.workflowId)}` : 'adopted (it was not made by this service)'
 }

@@ -173,3 +173,24 @@ t.test('a ConfigMap of another owner where the ApplySet record goes: the namespa
   t.equal(taken?.metadata?.labels?.[MANAGED_BY_LABEL], undefined, 'not relabelled')
   t.equal(await get('v1', 'Service', 'web', ns), null)
 })
+
+t.test('a hostile workflow annotation on a live object (newlines, 200 KiB) gives one short line naming it quoted', async (t) => {
+  const ns = 'own-hostile'
+  const hostile = `wf-evil\n${'x'.repeat(200 * 1024)}`
+  await client.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } } as KubernetesObject)
+  await client.create({
+    apiVersion: 'v1', kind: 'Service',
+    metadata: { name: 'web', namespace: ns, labels: { [MANAGED_BY_LABEL]: MANAGED_BY }, annotations: { [WORKFLOW_ID_ANNOTATION]: hostile } },
+    spec: { ports: [{ port: 80 }] },
+  } as KubernetesObject)
+  const asked: Array<string | null> = []
+  for (const adopt of [false, true]) {
+    const r = await deploy(kc, await render(ns, 'wf-calm', ['svc']), { workflowId: 'wf-calm', adopt, mayAdopt: (o) => { asked.push(o); return false } })
+    const message = svcOf(r).message
+    t.equal(svcOf(r).action, 'failed')
+    t.match(message, /belongs to workflow "wf-evil\\nx{56}"…/, 'quoted and cut')
+    t.notMatch(message, /\n/)
+    t.ok(message.length < 400, `short: ${message.length} characters`)
+  }
+  t.same(asked, [hostile], 'the permission check gets the id as it is (and finds no such workflow)')
+})
