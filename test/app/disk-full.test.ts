@@ -11,9 +11,11 @@ import { join } from 'node:path'
 import { Writable } from 'node:stream'
 import { promisify } from 'node:util'
 import t from 'tap'
+import { MongoServerError } from 'mongodb'
 import { buildApp } from '../../src/app.ts'
 import type { App } from '../../src/app-types.ts'
 import { testConfig } from '../../src/config.ts'
+import { storageFailure } from '../../src/errors.ts'
 import { loginUser, registerUser } from '../helpers/auth.ts'
 
 const run = promisify(execFile)
@@ -45,6 +47,16 @@ async function fill(file: string): Promise<void> {
     }
   }
 }
+
+t.test('database errors that mean "not stored" become 507 or 503; others are left to the 500 path', async (t) => {
+  const full = new MongoServerError({ ok: 0, code: 14031, codeName: 'OutOfDiskSpace', errmsg: "the database's disk is full" })
+  const failing = new MongoServerError({ ok: 0, code: 39, codeName: 'FileStreamFailed', errmsg: 'the database could not write to its disk (EIO)' })
+  t.match(storageFailure(full), { statusCode: 507, message: "the database's disk is full" })
+  t.match(storageFailure(failing), { statusCode: 503, message: 'the database could not store the change' })
+  t.match(storageFailure(new Error('saving the workflow failed', { cause: full })), { statusCode: 507 }, 'also when a service wrapped it')
+  t.equal(storageFailure(new MongoServerError({ ok: 0, code: 11000, errmsg: 'E11000 duplicate key' })), undefined)
+  t.equal(storageFailure(Object.assign(new Error('not from the driver'), { code: 14031 })), undefined)
+})
 
 let mnt: string | undefined
 let skip: string | false = false
