@@ -225,6 +225,28 @@ t.test('a journal cut short mid-frame (a torn tail) is cut back to the last whol
   t.match(warnings[0], /truncated frame payload at byte \d+ with nothing intact after it/)
 })
 
+t.test('a flipped byte in the middle of the snapshot: refused, and repair keeps every other snapshot frame', async (t) => {
+  const dir = join(await tempDir(t), 'data')
+  {
+    const { server, client, close } = await open(dir)
+    await client.db('app').collection('workflows').insertMany(Array.from({ length: 1000 }, (_, i) => workflow(i)) as never[])
+    await (server.storage as DiskStorage).compactNow()
+    await close()
+  }
+  const path = join(dir, 'snapshot.bin')
+  const data = await readFile(path)
+  data[Math.floor(data.length / 2)] ^= 0x04
+  await writeFile(path, data)
+  const err = await refused(t, dir, 'snapshot.bin', /corrupt \(checksum mismatch\)/)
+  t.ok(err.offset! > 0 && err.offset! < data.length / 2)
+  const report = await repairDataDirectory(dir)
+  t.equal(report.damaged.length, 1)
+  t.equal(report.damaged[0]!.file, 'snapshot.bin')
+  t.ok(report.documents >= 800 && report.documents < 1000, `one frame of at most 200 records lost: ${report.documents} kept`)
+  t.equal((await ids(dir)).length, report.documents)
+  t.comment(`flip in the middle of a 1,000-workflow snapshot: ${report.documents} kept by repair`)
+})
+
 t.test('snapshot.bin deleted: refused, and repair keeps what the journal holds', async (t) => {
   const dir = await copyOf(t, withSnapshot)
   await rm(join(dir, 'snapshot.bin'))

@@ -15,7 +15,9 @@ import { decodeFrames, encodeFrame, salvageFrames, type DamagedRange } from './f
 export const SNAPSHOT_FILE = 'snapshot.bin'
 export const SNAPSHOT_TMP = 'snapshot.tmp'
 const SNAPSHOT_MAGIC = Buffer.from('EMSNAP01')
-const CHUNK_BYTES = 1024 * 1024
+// Small frames: damage costs the repair command one frame's records, not a megabyte of them.
+const CHUNK_BYTES = 64 * 1024
+const CHUNK_OPS = 200
 
 export interface SnapshotHeader {
   generation: number
@@ -44,7 +46,7 @@ export async function writeSnapshotTmp(dir: string, generation: number, ops: Ite
       chunk.push(op as unknown as Doc)
       count++
       chunkBytes += op.op === 'put' ? 256 : 64 // rough; only decides frame boundaries
-      if (chunkBytes >= CHUNK_BYTES || chunk.length >= 2000) {
+      if (chunkBytes >= CHUNK_BYTES || chunk.length >= CHUNK_OPS) {
         await put(encodeFrame(chunk))
         chunk = []
         chunkBytes = 0
