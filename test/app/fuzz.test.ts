@@ -12,6 +12,7 @@ import { writeFileSync } from 'node:fs'
 import { createHmac, randomBytes } from 'node:crypto'
 import { startTestApp } from '../helpers/app.ts'
 import { registerUser } from '../helpers/auth.ts'
+import { startTestCluster } from '../helpers/kube.ts'
 import { FuzzWorld, type Seeded } from '../helpers/fuzz-fixtures.ts'
 import { judge, type Breach } from '../helpers/fuzz-oracle.ts'
 import { buildRequest, describeRequest, operationsOf, planArbitrary, type BuiltRequest, type Operation, type PathPools, type RequestPlan, type Role } from '../helpers/fuzz-requests.ts'
@@ -29,14 +30,20 @@ t.comment(`fuzz seed ${SEED}, ${RUNS} runs per operation (override with FC_SEED,
 // The sign-in limits are raised so the fuzzer reaches validation and handlers instead of the limiter;
 // the limits themselves are tested in test/auth/rate-limit.test.ts. The service's own outbound policy
 // keeps every connection it makes on loopback, whatever address a fuzzed body names.
+const sim = await startTestCluster(t)
 const { app, logs, config } = await startTestApp(t, {
   AUTH_RATE_LIMIT_PER_IP: 1_000_000, AUTH_RATE_LIMIT_PER_EMAIL: 1_000_000, RATE_LIMIT_MAX: 1_000_000, CLUSTER_TIMEOUT_MS: 2000,
-  OUTBOUND_ALLOW_CIDRS: '127.0.0.0/8,::1/128',
+  OUTBOUND_ALLOW_CIDRS: '127.0.0.0/8,::1/128', RUN_READY_TIMEOUT_MS: 5000,
 })
 const admin = await registerUser(app, { email: 'fuzz-admin@example.test' })
 const user = await registerUser(app, { role: 'user', email: 'fuzz-user@example.test' })
 const world = new FuzzWorld(app, admin, user)
 for (const key of [config.JWT_SECRET, config.ENCRYPTION_KEY]) if (key) world.secrets.push(key)
+// Real ids past their 404: the simulator as a cluster, workflows run on it (runs, resources with live
+// objects), builds. Created once; every operation's pools put them first.
+const liveStarted = performance.now()
+const live = await world.live(sim)
+t.comment(`live records (simulator cluster, 2 runs, ${live.pools['resources/id'].length} resources, 2 builds) made in ${Math.round(performance.now() - liveStarted)} ms`)
 
 // Tokens that must be refused: no signature, a user's signature over admin claims, another key's
 // signature over the admin's own claims.
@@ -98,7 +105,7 @@ async function fuzzOperation(operation: Operation): Promise<Finding[]> {
   // every operation that connects out: an earlier update may have pointed a shared registry at its
   // type's public default address, and the fuzzer must not leave the machine.
   const connects = /\/(test|refresh|metrics)$/.test(operation.path)
-  if (operation.method === 'DELETE' || connects || !shared) shared = await world.seed(String(operations.indexOf(operation)))
+  if (operation.method === 'DELETE' || connects || !shared) shared = await world.seed(String(operations.indexOf(operation)), live)
   const seeded = shared
   const plans = planArbitrary(operation, { doc, hint: world.hints(seeded), bodyHint: world.bodyHints(seeded) })
   const firstRun = new Map<string, { index: number; outcome: Outcome }>()
@@ -112,6 +119,8 @@ async function fuzzOperation(operation: Operation): Promise<Finding[]> {
     run++
   }), { seed: SEED, numRuns: RUNS })
   timings.push({ operation: name, firstPassMs: Math.round(performance.now() - started), statuses })
+  // A fuzzed update may have pointed the simulator cluster elsewhere: later operations aim at it again.
+  if (operation.method !== 'GET' && operation.path.startsWith('/v1/api/clusters/{name}')) await world.restore(sim, live)
 
   const found: Finding[] = []
   const covered = new Set<string>()

@@ -6,7 +6,10 @@ import fc from 'fast-check'
 import { randomBytes } from 'node:crypto'
 import { stringify } from 'yaml'
 import type { App } from '../../src/app-types.ts'
+import { FIX_TYPES } from '../../src/services/diagnostics/types.ts'
+import type { KubeSim } from '../kube-sim/index.ts'
 import type { TestUser } from './auth.ts'
+import { simClusterBody } from './kube.ts'
 import type { PathPools } from './fuzz-requests.ts'
 import type { JsonSchema } from './fuzz-schema.ts'
 
@@ -14,6 +17,14 @@ import type { JsonSchema } from './fuzz-schema.ts'
 export const CLOSED = 'https://127.0.0.1:1'
 
 const MISSING_ID = '0123456789abcdef01234567'
+
+/** Records that exist past their 404: a cluster on the simulator, workflows run on it (runs, tracked
+ * resources with live objects and pods), builds, and the pools that aim id parameters at them. */
+export interface Live {
+  clusterName: string
+  workflowIds: string[]
+  pools: PathPools
+}
 
 export interface Seeded {
   pools: PathPools
@@ -83,8 +94,110 @@ export class FuzzWorld {
     return (await this.app.services.resources.findForNode(who.user.id, workflowId, 'web'))[0].id
   }
 
+  /** A finished build as the build service records one (a real build needs BuildKit in the cluster). */
+  private async build(who: TestUser, registryId: string, clusterId: string, workflowId: string): Promise<string> {
+    const now = new Date()
+    const id = randomBytes(12).toString('hex')
+    await this.app.db.collection('builds').insertOne({
+      _id: id as never, owner_id: who.user.id, repo_url: 'https://127.0.0.1:1/repo.git', branch: 'main', commit: null, context_dir: '.', dockerfile: 'Dockerfile',
+      build_args: {}, registry_id: registryId, image_name: 'fuzz/app', image_tag: 'v1', cluster: 'fz-sim', cluster_id: clusterId, namespace: 'default',
+      workflow_id: workflowId, node_id: 'web', status: 'failed', phase: 'build', progress: 40, image_ref: null, image_digest: null, error: 'build failed: exit code 1',
+      node_updated: null, job_name: `build-${id}`, logs: [{ phase: 'build', line: 'step 1/3', timestamp: now.toISOString() }], logs_truncated: false,
+      created_at: now, started_at: now, finished_at: now, updated_at: now, instance_id: 'fuzz', heartbeat_at: now,
+    })
+    return id
+  }
+
+  private async run(who: TestUser, workflowId: string): Promise<string> {
+    const res = await this.app.inject({ method: 'POST', url: `/v1/api/workflows/${workflowId}/run`, headers: who.headers, payload: {} })
+    const body = res.json() as { id?: string; status?: string; error?: string }
+    if (res.statusCode !== 200 || body.status !== 'completed') throw new Error(`fuzz fixture run: ${res.statusCode} ${res.body.slice(0, 500)}`)
+    return body.id as string
+  }
+
+  /** Once per test: the admin's cluster on the simulator (shared with the user as a deployer), a workflow
+   * of each run on it, so runs, resources, pods, logs and builds are real ids whose handlers go past 404. */
+  async live(sim: KubeSim): Promise<Live> {
+    this.secrets.push(sim.identities.admin.token)
+    const clusterName = 'fz-sim'
+    const cluster = await this.call(this.admin, 'POST', '/v1/api/clusters', simClusterBody(sim, clusterName))
+    await this.call(this.admin, 'POST', `/v1/api/clusters/${clusterName}/share`, { email: this.user.email, role: 'deployer' })
+    // The admin's graph has a workload (pods for /pods and diagnostics); the user's is a config map only,
+    // so the two runs together wait for one rollout.
+    const cm = (ns: string) => ({ id: 'cm', type: 'configmap', position: { x: 0, y: 0 }, data: { name: 'settings', namespace: ns, data: { MODE: 'fuzz' } } })
+    const adminGraph = {
+      nodes: [
+        cm('fz-admin'),
+        { id: 'web', type: 'deployment', position: { x: 200, y: 0 }, data: { name: 'web', namespace: 'fz-admin', image: 'nginx:1.27', replicas: 1, port: 80 } },
+        { id: 'svc', type: 'service', position: { x: 400, y: 0 }, data: { name: 'web', namespace: 'fz-admin', port: 80, targetPort: 80 } },
+      ],
+      edges: [{ id: 'e1', source: 'cm', target: 'web' }, { id: 'e2', source: 'web', target: 'svc' }],
+    }
+    const workflow = async (who: TestUser, name: string, graph: object) => {
+      const wf = await this.call(who, 'POST', '/v1/api/workflows', { name, cluster_id: clusterName })
+      await this.call(who, 'POST', `/v1/api/workflows/${wf.id as string}/save`, graph)
+      return wf.id as string
+    }
+    const [adminWorkflow, userWorkflow] = await Promise.all([
+      workflow(this.admin, 'fz-live-admin', adminGraph), workflow(this.user, 'fz-live-user', { nodes: [cm('fz-user')], edges: [] }),
+    ])
+    const [adminRun, userRun] = await Promise.all([this.run(this.admin, adminWorkflow), this.run(this.user, userWorkflow)])
+    const resources = async (who: TestUser, wf: string) => (await Promise.all(['web', 'svc', 'cm'].map((n) => this.app.services.resources.findForNode(who.user.id, wf, n)))).flat().map((r) => r.id)
+    const [adminResources, userResources] = await Promise.all([resources(this.admin, adminWorkflow), resources(this.user, userWorkflow)])
+    const registry = await this.call(this.admin, 'POST', '/v1/api/admin/registries', { name: 'fz-live-registry', registry_type: 'custom', url: CLOSED, username: 'robot', password: this.secret('registry-password') })
+    const adminBuild = await this.build(this.admin, registry.id as string, cluster.id as string, adminWorkflow)
+    const userBuild = await this.build(this.user, registry.id as string, cluster.id as string, userWorkflow)
+    return {
+      clusterName,
+      workflowIds: [adminWorkflow, userWorkflow],
+      pools: {
+        'workflows/id@admin': [adminWorkflow, userWorkflow],
+        'workflows/id@user': [userWorkflow, adminWorkflow],
+        'workflows/id': [adminWorkflow, userWorkflow],
+        // Aligned with the workflow pools above (and the seeded ones after them, which have no runs).
+        'runs/runId@admin': [adminRun, userRun, MISSING_ID],
+        'runs/runId@user': [userRun, adminRun, MISSING_ID],
+        'runs/runId': [adminRun, userRun, MISSING_ID],
+        'resources/id@admin': [...adminResources, userResources[0]],
+        'resources/id@user': [...userResources, adminResources[0]],
+        'resources/id': [...adminResources, ...userResources],
+        'builds/id@admin': [adminBuild, adminBuild, userBuild, MISSING_ID],
+        'builds/id@user': [userBuild, userBuild, adminBuild, MISSING_ID],
+        'builds/id': [adminBuild, userBuild, MISSING_ID],
+        'clusters/name@admin': [clusterName],
+        'clusters/name@user': [clusterName],
+        'clusters/name': [clusterName],
+        'registries/id': [registry.id as string],
+        // In the admin's live graph (the seeded 'web' and 'cm' follow).
+        'nodes/nodeId': ['svc'],
+        'fix-template/fixType': [...FIX_TYPES, 'no-such-fix'],
+      },
+    }
+  }
+
   /** Fresh records for one operation, so what an earlier operation deleted or renamed does not matter. */
-  async seed(tag: string): Promise<Seeded> {
+  async seed(tag: string, live?: Live): Promise<Seeded> {
+    const seeded = await this.fresh(tag)
+    if (!live) return seeded
+    // Live ids first in each pool, so most picks reach a handler with something real behind it.
+    const pools: PathPools = { ...seeded.pools }
+    for (const [key, ids] of Object.entries(live.pools)) pools[key] = [...ids, ...(seeded.pools[key] ?? [])]
+    return {
+      ...seeded, pools,
+      clusterNames: [live.clusterName, ...seeded.clusterNames],
+      workflowIds: [...live.workflowIds, ...(seeded.workflowIds ?? [])],
+    }
+  }
+
+  /** Puts the simulator cluster back as it was made (a fuzzed update may have pointed it elsewhere). */
+  async restore(sim: KubeSim, live: Live): Promise<void> {
+    const { server, auth_type, credentials } = simClusterBody(sim, live.clusterName)
+    const url = `/v1/api/clusters/${live.clusterName}`
+    await this.app.inject({ method: 'PUT', url, headers: this.admin.headers, payload: { server } })
+    await this.app.inject({ method: 'PUT', url: `${url}/credentials`, headers: this.admin.headers, payload: { server, auth_type, credentials } })
+  }
+
+  private async fresh(tag: string): Promise<Seeded> {
     const adminWorkflow = await this.workflow(this.admin, `fz-admin-${tag}`, 2)
     const userWorkflow = await this.workflow(this.user, `fz-user-${tag}`, 1)
     const adminClusterRecord = await this.cluster(this.admin, `fz-a-${tag}`)
@@ -100,7 +213,7 @@ export class FuzzWorld {
     const registry = await this.call(this.admin, 'POST', '/v1/api/admin/registries', {
       name: `fz-registry-${tag}`, registry_type: 'custom', url: CLOSED, username: 'robot', password: this.secret('registry-password'),
     })
-    const inviteCode = (await this.app.invites.current()).invite_code
+    const inviteCode = (await this.app.invites.generate()).invite_code
     // Plugins come from the built-in catalogue when the service has them; their ids are read, not made.
     const plugins = await this.app.inject({ method: 'GET', url: '/v1/api/plugins?limit=3', headers: this.admin.headers })
     const pluginIds = plugins.statusCode === 200 ? ((plugins.json() as { plugins?: Array<{ id: string }> }).plugins ?? []).map((p) => p.id) : []
@@ -206,6 +319,7 @@ export class FuzzWorld {
           : undefined
         case 'v1': case 'v2': return fc.constantFrom(1, 2, 99)
         case 'invite_code': return fc.oneof(fc.constant(seeded.inviteCode), fc.string({ minLength: 1, maxLength: 20 }))
+        case 'workflow_id': return seeded.workflowIds ? fc.oneof(fc.constantFrom(...seeded.workflowIds), fc.string({ maxLength: 30 })) : undefined
         default: return undefined
       }
     }

@@ -22,7 +22,8 @@ export interface Operation {
 export type Role = 'anonymous' | 'user' | 'admin' | 'forged' | 'tampered' | 'wrong-key'
 
 /** Values path parameters can take that name real records; the plan picks one by index. Keys are
- * `<segment before>/<param>`, optionally `@<role>` for a role's own view (its records first). */
+ * `<segment before>/<param>`, optionally `@<role>` for a role's own view (its records first). Pools of
+ * nested records are aligned: index i of `runs/runId` is a run of index i of `workflows/id`. */
 export type PathPools = Record<string, string[]>
 
 type PathChoice = { pick: number } | { segment: string }
@@ -78,10 +79,14 @@ export function planArbitrary(operation: Operation, ctx: SchemaContext): fc.Arbi
   )
   const pathParams = (operation.op.parameters ?? []).filter((p) => p.in === 'path')
   const queryParams = (operation.op.parameters ?? []).filter((p) => p.in === 'query')
-  const path = fc.record(Object.fromEntries(pathParams.map((p) => [p.name, fc.oneof(
+  const independent = fc.record(Object.fromEntries(pathParams.map((p) => [p.name, fc.oneof(
     { weight: 4, arbitrary: fc.record({ pick: fc.nat() }) },
     { weight: 1, arbitrary: fc.record({ segment: hostileSegment }) },
   )])) as Record<string, fc.Arbitrary<PathChoice>>)
+  // Pools are aligned by index (a workflow and its run at the same place), so one pick for every
+  // parameter names records that belong together, and the handler gets past its 404.
+  const together = fc.nat({ max: 7 }).map((pick) => Object.fromEntries(pathParams.map((p) => [p.name, { pick }])) as Record<string, PathChoice>)
+  const path = pathParams.length > 1 ? fc.oneof({ weight: 1, arbitrary: independent }, { weight: 1, arbitrary: together }) : independent
   // Mostly documented values (or none), and now and then one parameter replaced by a hostile value, so
   // a request is usually wrong in at most one way and the handler behind validation is reached too.
   const validQuery = fc.record(Object.fromEntries(queryParams.map((p) => [p.name, fc.oneof(
