@@ -4,41 +4,27 @@ import { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyR
 import type { DestinationStream, Logger, LoggerOptions } from 'pino'
 import pretty from 'pino-pretty'
 import type { Config } from './config.ts'
+import { redactUrl, serializeError, SECRET_KEYS } from './log-redaction.ts'
 
-const SECRET_KEYS = ['password', 'current_password', 'new_password', 'token', 'refresh_token', 'id_token', 'access_token',
-  'credentials', 'secret', 'client_secret', 'kubeconfig', 'code', 'state', 'invite_code']
+export { redactText, redactUrl, serializeError, errorForLog } from './log-redaction.ts'
 
 export const redactPaths = [
   'req.headers.authorization', 'req.headers.cookie', 'req.headers["set-cookie"]', 'res.headers["set-cookie"]',
   ...SECRET_KEYS.flatMap((k) => [k, `*.${k}`, `*.*.${k}`]),
 ]
 
-const SECRET_QUERY = new RegExp(`([?&](?:${SECRET_KEYS.join('|')})=)[^&#]*`, 'gi')
-
-/** Replaces the values of secret-bearing query parameters in a URL with a marker. */
-export function redactUrl(url: string): string {
-  return url.replace(SECRET_QUERY, '$1[REDACTED]')
-}
-
-// Credentials that can ride inside an error's text: user:password in a URI, and bearer tokens.
-const URI_CREDENTIALS = /([a-z][a-z0-9+.-]*:\/\/)[^\s/@:]+(:[^\s/@]*)?@/gi
-const BEARER = /(bearer\s+)[A-Za-z0-9._~+/=-]+/gi
-
-/** Scrubs credentials out of free text (error messages, stacks) before it is logged. */
-export function redactText(text: string): string {
-  return redactUrl(text.replace(URI_CREDENTIALS, '$1[REDACTED]@').replace(BEARER, '$1[REDACTED]'))
-}
-
-function serializeError(err: unknown): Record<string, unknown> {
-  if (!(err instanceof Error)) return { message: redactText(String(err)) }
-  const code = (err as { code?: unknown }).code
-  return { type: err.name, message: redactText(err.message), ...(code !== undefined && { code }), stack: err.stack && redactText(err.stack) }
-}
+// `code` is a secret key (an OAuth code), and `*.code` also matches an error's code (`err.code`; the
+// redaction does not say which parent a wildcard matched). A value shaped like an error code is kept: Node's
+// ERR_* codes, system error names (ECONNREFUSED, EAI_AGAIN: letters only, short) and small integers (HTTP
+// statuses, database codes). An OAuth code is long, random, mixed case and digits: never one of those.
+const ERROR_CODE = /^(?:ERR_[A-Z_]{3,60}|E[A-Z]{2,14}|EAI_[A-Z]{3,12})$/
+const censor = (value: unknown): unknown =>
+  (typeof value === 'number' && Number.isInteger(value) && value >= 0 && value < 100_000) || (typeof value === 'string' && ERROR_CODE.test(value)) ? value : '[REDACTED]'
 
 export function loggerOptions(config: Pick<Config, 'LOG_LEVEL'>): LoggerOptions {
   return {
     level: config.LOG_LEVEL,
-    redact: { paths: redactPaths, censor: '[REDACTED]' },
+    redact: { paths: redactPaths, censor },
     serializers: {
       req: (req: { method: string; url: string; ip?: string; id?: string }) => ({ id: req.id, method: req.method, url: redactUrl(req.url), ip: req.ip }),
       res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),

@@ -18,6 +18,7 @@ import { describeClusterError } from '../kube/upstream-errors.ts'
 import { redactor, redactDeep, triggerValues, type Redact } from './run-redaction.ts'
 import { ClusterLimiters, type Schedule } from './run-limiter.ts'
 import { RunLog } from './run-log.ts'
+import { errorForLog } from '../log-redaction.ts'
 import { liveReader, waitReady, WORKLOAD_KINDS, type DeriveStatus, type LiveReader } from './run-readiness.ts'
 
 export interface RunRequest {
@@ -97,7 +98,7 @@ export class RunService {
       periodMs: this.deps.heartbeatMs,
       beat: (at) => this.deps.runs.heartbeat([...this.inFlight.keys()], at),
       sweep: () => this.sweep(),
-      onError: (err) => this.deps.log.warn({ err: { message: String((err as Error)?.message) } }, 'run heartbeat failed'),
+      onError: (err) => this.deps.log.warn({ err: errorForLog(err) }, 'run heartbeat failed'),
     })
     this.limiters = new ClusterLimiters(deps.clusterConcurrency)
   }
@@ -124,8 +125,7 @@ export class RunService {
         // A save between the checks and the lock: the version (and so the run) is of the graph the lock saw.
         if (locked.workflow.updated_at !== workflow.updated_at) objects = await this.render(locked.workflow, request, plugins, redact)
         workflow = locked.workflow
-        version = locked.version
-        await this.deps.workflowService.recordRunVersion(ownerId, workflowId, locked, runId)
+        version = (await this.deps.workflowService.recordRunVersion(ownerId, workflowId, locked.workflow, runId)).version
       } catch (err) {
         await this.deps.workflows.unlockRun(workflowId, runId)
         throw err
@@ -147,7 +147,7 @@ export class RunService {
     const plan: Plan = { ownerId, workflow, runId, version, cluster, kc, objects, plugins, redact, request, startedAt }
     const done = this.execute(plan).catch((err: unknown) => {
       // Recording the outcome failed (the database went away, e.g. at shutdown): the next start recovers it.
-      this.deps.log.error({ run_id: runId, err: { message: redact(String((err as Error)?.message ?? err)) } }, 'the run\'s outcome could not be recorded')
+      this.deps.log.error({ run_id: runId, err: errorForLog(err, redact) }, 'the run\'s outcome could not be recorded')
       return { ...run, status: 'failed' as const, error: 'the run\'s outcome could not be recorded' }
     })
     this.inFlight.set(runId, { ownerId, workflowId, dryRun, done })
@@ -238,7 +238,7 @@ export class RunService {
     } catch (err) {
       error = redact(`the run stopped: ${describe(err)}`)
       log.add(error)
-      this.deps.log.error({ run_id: runId, err: { message: redact(String((err as Error)?.message ?? err)) } }, 'run failed unexpectedly')
+      this.deps.log.error({ run_id: runId, err: errorForLog(err, redact) }, 'run failed unexpectedly')
     }
     await saver.flush()
 
@@ -324,7 +324,7 @@ export class RunService {
       this.deps.bus.emit('resources.changed', { owner_id: ownerId })
     } catch (err) {
       log.add('the tracked resources could not be updated; POST /v1/api/resources/sync repairs them')
-      this.deps.log.error({ run_id: plan.runId, err: { message: log.redact(String((err as Error)?.message ?? err)) } }, 'recording tracked resources failed')
+      this.deps.log.error({ run_id: plan.runId, err: errorForLog(err, log.redact) }, 'recording tracked resources failed')
     }
   }
 
@@ -348,7 +348,7 @@ export class RunService {
     await Promise.all([
       this.deps.versions.update(ownerId, workflowId, version, { run_status: status }),
       this.deps.workflows.countRun(ownerId, workflowId, status, at),
-    ]).catch((err) => this.deps.log.error({ run_id: runId, err: { message: String((err as Error)?.message) } }, 'recording the run\'s outcome failed'))
+    ]).catch((err) => this.deps.log.error({ run_id: runId, err: errorForLog(err) }, 'recording the run\'s outcome failed'))
     await this.deps.workflows.unlockRun(workflowId, runId)
   }
 
@@ -413,7 +413,7 @@ export class RunService {
   async deleteWithResources(ownerId: string, workflowId: string): Promise<void> {
     await this.deps.workflowService.get(ownerId, workflowId)
     const holder = `delete-${newRunId()}`
-    const locked = await this.deps.workflows.lockForRun(ownerId, workflowId, holder, { allocateVersion: false })
+    const locked = await this.deps.workflows.lockForRun(ownerId, workflowId, holder)
     if (!locked) throw new NotFound('workflow')
     if ('locked' in locked) throw new Conflict('a run of this workflow is running; delete it when the run has finished')
     try {
