@@ -1,6 +1,9 @@
 // The `workflow_versions` collection: snapshots of a workflow's graph, numbered 1, 2, 3… per workflow.
-// Numbers come from WorkflowRepository.allocateVersion; the unique index is the last line of defence.
-import type { Collection, Db } from 'mongodb'
+// A number exists once its record does: it is taken by inserting the record as the highest one plus one,
+// the unique (workflow_id, version) index settling races (the loser takes the next). So no crash can leave a
+// hole in the numbers: there is no counter to advance first. The workflow's `current_version` follows the
+// records (WorkflowRepository.raiseVersionCounter) and is set right at start-up (repairVersionCounters).
+import { MongoServerError, type Collection, type Db } from 'mongodb'
 import { indexSetups } from './indexes.ts'
 import { newId } from './ids.ts'
 import { paginate, type PageRequest, type Page } from './pagination.ts'
@@ -53,7 +56,35 @@ indexSetups.push(async (db) => {
   await c.createIndex({ workflow_id: 1, version: 1 }, { unique: true })
   await c.createIndex({ owner_id: 1, workflow_id: 1, created_at: -1 })
   await backfillGraphSummaries(db, 'workflow_versions')
+  await repairVersionCounters(db)
 })
+
+/**
+ * Makes every workflow's `current_version` equal to its highest stored version (0 when it has none): after
+ * a crash between storing a version and raising the counter, or counters left ahead of their records by
+ * the older numbering (a counter bumped first, its record never written). Stored versions keep their
+ * numbers. Each fix is conditional on the counter read, so a write landing meanwhile is not undone.
+ * Answers how many counters it changed.
+ */
+export async function repairVersionCounters(db: Db): Promise<number> {
+  const highest = new Map<string, number>()
+  const grouped = db.collection<VersionDoc>('workflow_versions').aggregate<{ _id: string; max: number }>([{ $group: { _id: '$workflow_id', max: { $max: '$version' } } }])
+  for await (const g of grouped) highest.set(g._id, g.max)
+  const workflows = db.collection<{ _id: string; current_version: number }>('workflows')
+  let fixed = 0
+  for await (const w of workflows.find({}, { projection: { current_version: 1 } })) {
+    const max = highest.get(w._id) ?? 0
+    if (w.current_version === max) continue
+    const res = await workflows.updateOne({ _id: w._id, current_version: w.current_version }, { $set: { current_version: max } })
+    fixed += res.modifiedCount
+  }
+  return fixed
+}
+
+/** Attempts at taking a number before giving up; each failed attempt means another writer took one. */
+const MAX_NUMBER_ATTEMPTS = 1000
+
+const isDuplicateKey = (err: unknown) => err instanceof MongoServerError && err.code === 11000
 
 export type VersionInput = Omit<VersionDoc, '_id' | 'created_at'>
 
@@ -63,10 +94,29 @@ export class VersionRepository {
     this.c = db.collection<VersionDoc>('workflow_versions')
   }
 
-  async create(input: VersionInput): Promise<Version> {
-    const doc: VersionDoc = { _id: newId(), ...input, ...graphSummary(input), created_at: this.now() }
-    await this.c.insertOne(doc)
-    return toVersion(doc)
+  /**
+   * Stores the workflow's next version: one more than its highest stored, taken by the insert itself, so the
+   * record and its number are one write. `make` builds the record for a number (its default name has it).
+   */
+  async createNext(workflowId: string, make: (version: number) => Omit<VersionInput, 'version' | 'workflow_id'>): Promise<Version> {
+    for (let attempt = 0; attempt < MAX_NUMBER_ATTEMPTS; attempt++) {
+      const version = (await this.highest(workflowId)) + 1
+      const doc: VersionDoc = { _id: newId(), ...make(version), workflow_id: workflowId, version, created_at: this.now() }
+      Object.assign(doc, graphSummary(doc))
+      try {
+        await this.c.insertOne(doc)
+        return toVersion(doc)
+      } catch (err) {
+        if (!isDuplicateKey(err)) throw err
+      }
+    }
+    throw new Error(`no version number could be taken for workflow ${workflowId} in ${MAX_NUMBER_ATTEMPTS} attempts`)
+  }
+
+  /** The highest stored version number of a workflow, 0 for none (internal: callers have checked the owner). */
+  async highest(workflowId: string): Promise<number> {
+    const doc = await this.c.findOne({ workflow_id: workflowId }, { sort: { version: -1 }, projection: { version: 1 } })
+    return doc?.version ?? 0
   }
 
   async get(ownerId: string, workflowId: string, version: number): Promise<Version | null> {

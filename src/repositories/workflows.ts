@@ -233,44 +233,30 @@ export class WorkflowRepository {
   }
 
   /**
-   * Allocates the next version number atomically: concurrent callers each get a distinct, consecutive
-   * number. Returns null when the workflow is not the owner's.
+   * Raises `current_version` to `version` (never lowers it), once the version record is stored: the
+   * record is the number's one source (VersionRepository.createNext), the counter follows it. A crash
+   * between the two leaves the counter one behind, which the start-up repair sets right (repairVersionCounters).
    */
-  async allocateVersion(ownerId: string, id: string): Promise<{ version: number; workflow: Workflow } | null> {
-    if (!isId(id)) return null
-    const doc = await this.writing(id, () => this.c.findOneAndUpdate({ _id: id, owner_id: ownerId }, { $inc: { current_version: 1 } }, { returnDocument: 'after' }))
-    return doc && { version: doc.current_version, workflow: toWorkflow(doc) }
+  async raiseVersionCounter(ownerId: string, id: string, version: number): Promise<void> {
+    if (!isId(id)) return
+    await this.writing(id, () => this.c.updateOne({ _id: id, owner_id: ownerId }, { $max: { current_version: version } }))
   }
 
   /**
-   * Replaces the graph and allocates the next version number in one atomic update, so the version recorded
-   * for it holds exactly this graph even while saves land around it. Null when not the owner's.
+   * Takes the workflow's run lock for `runId`: two runs can never both hold it. Answers the workflow as the
+   * lock saw it (the graph the run renders and records as its version); `locked` names the run holding it
+   * when taken; null when the workflow is not the owner's.
    */
-  async replaceGraphAsNewVersion(ownerId: string, id: string, graph: Pick<WorkflowDoc, 'nodes' | 'edges' | 'metadata'>): Promise<{ version: number; workflow: Workflow } | null> {
+  async lockForRun(ownerId: string, id: string, runId: string): Promise<{ workflow: Workflow } | { locked: string } | null> {
     if (!isId(id)) return null
-    const doc = await this.writing(id, () => this.c.findOneAndUpdate(
-      { _id: id, owner_id: ownerId },
-      { $set: { nodes: graph.nodes, edges: graph.edges, ...graphSummary(graph), metadata: graph.metadata, updated_at: this.now() }, $inc: { current_version: 1 } },
-      { returnDocument: 'after' },
-    ))
-    return doc && { version: doc.current_version, workflow: toWorkflow(doc) }
-  }
-
-  /**
-   * Takes the workflow's run lock for `runId` and allocates the version the run records, in one atomic
-   * update: two runs can never both hold it, and the version holds exactly the graph the lock saw.
-   * `locked` names the run holding it when taken; null when the workflow is not the owner's.
-   */
-  async lockForRun(ownerId: string, id: string, runId: string, options: { allocateVersion?: boolean } = {}): Promise<{ version: number; workflow: Workflow } | { locked: string } | null> {
-    if (!isId(id)) return null
-    // Deleting a workflow with its objects takes the lock too (without a version), so no run starts meanwhile.
-    const allocate = options.allocateVersion ?? true
+    // Deleting a workflow with its objects takes the lock too, so no run starts meanwhile.
     const doc = await this.writing(id, () => this.c.findOneAndUpdate(
       { _id: id, owner_id: ownerId, $or: [{ running_run_id: null }, { running_run_id: { $exists: false } }] },
-      { $set: { running_run_id: runId }, ...(allocate && { $inc: { current_version: 1 } }) },
+      { $set: { running_run_id: runId } },
       { returnDocument: 'after' },
-    ))
-    if (doc) return { version: doc.current_version, workflow: toWorkflow(doc) }
+      // The lock is never shown, so list pages stay cached.
+    ), { listed: false })
+    if (doc) return { workflow: toWorkflow(doc) }
     const held = await this.c.findOne({ _id: id, owner_id: ownerId }, { projection: { running_run_id: 1 } })
     // Released between the two reads: the caller may simply try again, but a 409 naming no run is honest too.
     return held ? { locked: held.running_run_id ?? '' } : null

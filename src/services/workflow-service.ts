@@ -9,6 +9,7 @@ import type { RunRepository, Run, RunStatus } from '../repositories/runs.ts'
 import type { PageRequest, Page } from '../repositories/pagination.ts'
 import { assertNoSecretValues, assertValidGraph, pluginRefs, type GraphEdge, type GraphNode, type PluginFields } from './workflow-graph.ts'
 import { diffGraphs, type GraphDiff } from './graph-diff.ts'
+import { stripLiveStatus, withLiveStatusOf } from './live-status.ts'
 
 export interface WorkflowServiceDeps {
   workflows: WorkflowRepository
@@ -114,7 +115,8 @@ export class WorkflowService {
     await this.assertNoSecrets(source.nodes, 'this workflow cannot be cloned until the value is removed (save it without it)')
     const copy = await this.deps.workflows.create(ownerId, {
       name: name ?? `${source.name} (copy)`.slice(0, 200), description: source.description, cluster_id: source.cluster_id,
-      nodes: source.nodes, edges: source.edges, metadata: source.metadata, status: 'draft',
+      // Never deployed: the source's live status describes the source's objects, not the copy's.
+      nodes: stripLiveStatus(source.nodes), edges: source.edges, metadata: source.metadata, status: 'draft',
     })
     this.deps.bus.emit('workflow.created', { owner_id: ownerId, workflow_id: copy.id })
     return copy
@@ -140,24 +142,27 @@ export class WorkflowService {
 
   /** Snapshots the workflow's current graph as the next version. */
   async createVersion(ownerId: string, id: string, meta: VersionMeta & { is_automatic?: boolean; restored_from?: number | null; run_id?: string | null }): Promise<Version> {
-    const allocated = await this.deps.workflows.allocateVersion(ownerId, id)
-    if (!allocated) throw new NotFound('workflow')
-    return this.recordVersion(ownerId, id, allocated, meta)
+    return this.recordVersion(ownerId, id, await this.get(ownerId, id), meta)
   }
 
-  /** Records the version a run allocated with its lock (WorkflowRepository.lockForRun), naming the run. */
-  recordRunVersion(ownerId: string, id: string, allocated: { version: number; workflow: Workflow }, runId: string): Promise<Version> {
-    return this.recordVersion(ownerId, id, allocated, { is_automatic: true, run_id: runId, description: 'recorded by a run' })
+  /** Records the graph a run's lock saw (WorkflowRepository.lockForRun) as the next version, naming the run. */
+  recordRunVersion(ownerId: string, id: string, workflow: Pick<Workflow, 'nodes' | 'edges' | 'metadata'>, runId: string): Promise<Version> {
+    return this.recordVersion(ownerId, id, workflow, { is_automatic: true, run_id: runId, description: 'recorded by a run' })
   }
 
-  /** Stores the snapshot for a version number already allocated together with `workflow`'s graph. */
-  private async recordVersion(ownerId: string, id: string, { version, workflow }: { version: number; workflow: Workflow }, meta: VersionMeta & { is_automatic?: boolean; restored_from?: number | null; run_id?: string | null }): Promise<Version> {
-    const created = await this.deps.versions.create({
-      workflow_id: id, owner_id: ownerId, version, name: meta.name ?? `Version ${version}`, tag: meta.tag ?? '', description: meta.description ?? '',
-      nodes: workflow.nodes, edges: workflow.edges, metadata: workflow.metadata, is_automatic: meta.is_automatic ?? false,
+  /**
+   * Stores `graph` as the next version (its number taken by the insert: VersionRepository.createNext), then
+   * raises the workflow's counter to it. Live status is the cluster's, so no version holds it.
+   */
+  private async recordVersion(ownerId: string, id: string, graph: Pick<Workflow, 'nodes' | 'edges' | 'metadata'>, meta: VersionMeta & { is_automatic?: boolean; restored_from?: number | null; run_id?: string | null }): Promise<Version> {
+    const nodes = stripLiveStatus(graph.nodes)
+    const created = await this.deps.versions.createNext(id, (version) => ({
+      owner_id: ownerId, name: meta.name ?? `Version ${version}`, tag: meta.tag ?? '', description: meta.description ?? '',
+      nodes, edges: graph.edges, metadata: graph.metadata, is_automatic: meta.is_automatic ?? false,
       restored_from: meta.restored_from ?? null, run_id: meta.run_id ?? null, run_status: null, created_by: ownerId,
-    })
-    this.deps.bus.emit('version.created', { owner_id: ownerId, workflow_id: id, version })
+    }))
+    await this.deps.workflows.raiseVersionCounter(ownerId, id, created.version)
+    this.deps.bus.emit('version.created', { owner_id: ownerId, workflow_id: id, version: created.version })
     return created
   }
 
@@ -183,13 +188,16 @@ export class WorkflowService {
   async restoreVersion(ownerId: string, id: string, version: number): Promise<{ version: Version; workflow: Workflow }> {
     const source = await this.getVersion(ownerId, id, version)
     await this.assertNoSecrets(source.nodes, `version ${version} cannot be restored: it was saved with a secret value`)
-    // One update writes the graph and takes the version number: a save cannot land between the two and
-    // end up in the version recorded for the restore.
-    const applied = await this.deps.workflows.replaceGraphAsNewVersion(ownerId, id, { nodes: source.nodes, edges: source.edges, metadata: source.metadata })
-    if (!applied) throw new NotFound('workflow')
+    const current = await this.get(ownerId, id)
+    // A version's own `_status` (stored before versions left it out) is stale; the workflow's current one
+    // still describes the objects on the cluster.
+    const restored = await this.deps.workflows.update(ownerId, id, { nodes: withLiveStatusOf(source.nodes, current.nodes), edges: source.edges, metadata: source.metadata })
+    if (!restored) throw new NotFound('workflow')
     this.deps.bus.emit('workflow.updated', { owner_id: ownerId, workflow_id: id })
-    const restored = await this.recordVersion(ownerId, id, applied, { name: `Restored from version ${version}`, restored_from: version, is_automatic: true })
-    return { version: restored, workflow: applied.workflow }
+    // The version records the source's graph itself, not a read of the workflow: a save landing meanwhile
+    // changes the workflow, never what this version holds.
+    const recorded = await this.recordVersion(ownerId, id, source, { name: `Restored from version ${version}`, restored_from: version, is_automatic: true })
+    return { version: recorded, workflow: { ...restored, current_version: Math.max(restored.current_version, recorded.version) } }
   }
 
   async compareVersions(ownerId: string, id: string, v1: number, v2: number): Promise<GraphDiff & { from_version: number; to_version: number }> {

@@ -14,20 +14,20 @@ const base = (over: Partial<RunDoc> = {}): Omit<RunDoc, '_id'> => ({
 })
 const node = (namespace: string | null, action: 'created' | 'failed' = 'created') => ({ node_id: 'n', kind: 'ConfigMap', name: 'x', namespace, action, message: '' })
 
-t.test('the run lock: one holder among concurrent takers, each taking a version; only the holder releases it', async (t) => {
+t.test('the run lock: one holder among concurrent takers; only the holder releases it; it takes no version number', async (t) => {
   const wf = await workflows.create('o', { name: 'w', description: '', cluster_id: null })
   const results = await Promise.all(['r1', 'r2', 'r3', 'r4'].map((id) => workflows.lockForRun('o', wf.id, id)))
-  const won = results.filter((r) => r && 'version' in r)
+  const won = results.filter((r) => r && 'workflow' in r)
   t.equal(won.length, 1)
-  const holder = ['r1', 'r2', 'r3', 'r4'][results.findIndex((r) => r && 'version' in r)]
+  const holder = ['r1', 'r2', 'r3', 'r4'][results.findIndex((r) => r && 'workflow' in r)]
   t.ok(results.filter((r) => r && 'locked' in r).every((r) => (r as { locked: string }).locked === holder), 'the losers are told who holds it')
-  t.equal((won[0] as { version: number }).version, 1)
+  t.equal((won[0] as { workflow: { current_version: number } }).workflow.current_version, 0, 'numbers are taken by the version record (VersionRepository.createNext)')
   t.notOk('running_run_id' in (won[0] as { workflow: object }).workflow, 'the lock never shows in the workflow')
   await workflows.unlockRun(wf.id, 'someone-else')
   t.ok('locked' in (await workflows.lockForRun('o', wf.id, 'r5'))!, 'not released by another')
   await workflows.unlockRun(wf.id, holder)
-  const next = await workflows.lockForRun('o', wf.id, 'r6', { allocateVersion: false })
-  t.match(next, { version: 1 }, 'taken again; no version allocated this time')
+  const next = await workflows.lockForRun('o', wf.id, 'r6')
+  t.match(next, { workflow: { id: wf.id } }, 'taken again')
   t.same(await workflows.lockedForRuns(), [{ id: wf.id, run_id: 'r6' }])
   t.equal(await workflows.lockForRun('intruder', wf.id, 'r7'), null, 'another owner\'s workflow is not found')
   await workflows.countRun('o', wf.id, 'completed', new Date())
