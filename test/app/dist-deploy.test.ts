@@ -29,7 +29,7 @@ const buildMs = Math.round(performance.now() - buildStarted)
 const emitted = readdirSync(out, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.js'))
 
 t.test('no module specifier of the build output names a .ts file', async (t) => {
-  t.notMatch(build.stderr, /build failed/, build.stdout + build.stderr)
+  t.notMatch(build.stderr, /build failed/, 'the build succeeded')
   t.comment(`build (emit only): ${buildMs} ms, ${emitted.length} modules; ${build.stdout.trim().split('\n').at(-1)}`)
   t.ok(emitted.length > 100, `the output holds the compiled modules (${emitted.length})`)
   const parsed: string[] = []
@@ -94,10 +94,10 @@ t.test('the compiled server, in production mode, deploys a 3-node graph to a clu
     return { status: res.status, body: text ? JSON.parse(text) : undefined }
   }
   const registered = await call('POST', '/auth/register', { email: 'dist@example.test', password: 'a-long-enough-password-1', name: 'Dist' })
-  t.equal(registered.status, 201, JSON.stringify(registered.body))
+  t.equal(registered.status, 201, 'registered (the first account)')
   token = registered.body.token
   const cluster = await call('POST', '/clusters', simClusterBody(sim, 'sim'))
-  t.equal(cluster.status, 201, JSON.stringify(cluster.body))
+  t.equal(cluster.status, 201, 'the simulator added as a cluster')
 
   const ns = 'dist'
   const node = (id: string, type: string, data: object) => ({ id, type, position: { x: 0, y: 0 }, data })
@@ -110,19 +110,19 @@ t.test('the compiled server, in production mode, deploys a 3-node graph to a clu
     edges: [{ id: 'e1', source: 'n-config', target: 'n-web' }, { id: 'e2', source: 'n-web', target: 'n-svc' }],
   }
   const wf = await call('POST', '/workflows', { name: 'dist-web', cluster_id: 'sim' })
-  t.equal(wf.status, 201, JSON.stringify(wf.body))
+  t.equal(wf.status, 201, 'workflow created')
   const id = wf.body.id as string
-  t.equal((await call('POST', `/workflows/${id}/save`, graph)).status, 200)
+  t.equal((await call('POST', `/workflows/${id}/save`, graph)).status, 200, 'graph saved')
 
   const dry = await call('POST', `/workflows/${id}/run`, { dry_run: true })
   t.equal(dry.status, 200)
-  t.match(dry.body, { status: 'completed', dry_run: true, error: null }, JSON.stringify(dry.body))
+  t.match(dry.body, { status: 'completed', dry_run: true, error: null }, 'the dry run completed')
 
   const started = performance.now()
   const run = await call('POST', `/workflows/${id}/run`, {})
   const runMs = Math.round(performance.now() - started)
   t.equal(run.status, 200)
-  t.match(run.body, { status: 'completed', dry_run: false, error: null, version: 1 }, JSON.stringify(run.body))
+  t.match(run.body, { status: 'completed', dry_run: false, error: null, version: 1 }, 'the run completed')
   t.comment(`compiled server: a real run of 3 nodes (+ namespace) completed in ${runMs} ms over HTTP (the run records ${run.body.duration_ms} ms)`)
 
   const kubeconfig = sim.kubeconfigPath()
@@ -132,7 +132,7 @@ t.test('the compiled server, in production mode, deploys a 3-node graph to a clu
   t.equal(await kubectl('get', 'deployment', 'web', '-n', ns, '-o', 'jsonpath={.spec.template.spec.containers[0].envFrom[0].configMapRef.name}'), 'web-config', 'wired as drawn')
 
   const removed = await call('DELETE', `/workflows/${id}?delete_resources=true`)
-  t.equal(removed.status, 204, JSON.stringify(removed.body))
+  t.equal(removed.status, 204, 'deleted with its resources')
   t.equal(await present(), '', 'the objects are gone (kubectl)')
   t.equal((await call('GET', `/workflows/${id}`)).status, 404, 'and so is the workflow')
 
