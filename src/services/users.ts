@@ -63,7 +63,7 @@ export class UserService {
     if (!bootstrapped) {
       if (await settings.claimBootstrap(user._id.toHexString(), this.now())) {
         user = (await this.o.users.update(user._id.toHexString(), { role: 'admin' }))!
-        await invites.current() // the admin finds a code ready in the settings
+        // No code is made here: a code is shown only when generated, so the admin generates one to invite.
         return user
       }
       // Another registration became the first user in the meantime: this one is an ordinary signup.

@@ -30,7 +30,7 @@ t.test('before anyone registers, signup is open and the first user becomes admin
 })
 
 t.test('a taken email is 409, whatever its case', async (t) => {
-  const { invite_code } = (await app.inject({ url: '/v1/api/settings/invite-code', headers: bearer(admin.token) })).json()
+  const { invite_code } = (await app.inject({ method: 'POST', url: '/v1/api/settings/generate-invite-code', headers: bearer(admin.token) })).json()
   const res = await post('/v1/api/auth/register', { email: 'ADA@example.com', password: 'another one', name: 'Imposter', invite_code })
   t.equal(res.statusCode, 409)
   t.same(res.json(), { error: 'an account with this email already exists' })
@@ -52,7 +52,7 @@ t.test('registration input is checked field by field', async (t) => {
     t.equal(res.statusCode, 400, JSON.stringify(payload).slice(0, 60))
     t.match(res.json().error, message)
   }
-  t.equal((await post('/v1/api/auth/register', { ...good, password: 'x'.repeat(128), invite_code: (await app.invites.current()).invite_code })).statusCode, 201, '128 characters is fine')
+  t.equal((await post('/v1/api/auth/register', { ...good, password: 'x'.repeat(128), invite_code: (await app.invites.generate()).invite_code })).statusCode, 201, '128 characters is fine')
 })
 
 t.test('login answers {token, user}; a wrong password and an unknown email are the same 401', async (t) => {

@@ -286,7 +286,7 @@ t.test('creating an account needs an invite code, unless the provider is trusted
   t.equal(await app.db.collection('users').countDocuments({ email: person.email }), 0)
   t.equal(failure((await signIn('corp', '?invite_code=WRONG-WRONG-WRONG')).result), 'invalid invite code')
 
-  const { invite_code } = await app.invites.current()
+  const { invite_code } = await app.invites.generate()
   const invited = await signIn('corp', `?invite_code=${encodeURIComponent(invite_code)}`)
   const res = await exchange(invited.result.searchParams.get('code'))
   t.equal(res.statusCode, 200, 'the invite code given to authorize is used at the callback')

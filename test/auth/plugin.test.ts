@@ -34,7 +34,7 @@ await app.ready()
 t.teardown(() => app.close())
 
 const admin = await app.users.register({ email: 'root@example.com', password: 'password-123', name: 'Root' })
-const { invite_code } = await app.invites.current()
+const { invite_code } = await app.invites.generate()
 const user = await app.users.register({ email: 'joe@example.com', password: 'password-123', name: 'Joe', invite_code })
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` })
 

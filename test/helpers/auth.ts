@@ -15,11 +15,22 @@ export interface TestUser {
 
 let counter = 0
 
+// Invite codes are shown only when generated (the service keeps a hash): one is generated per app and
+// reused while it still admits (a rotation after signup, or a test generating its own, retires it).
+const inviteCodes = new WeakMap<App, Promise<string>>()
+export async function inviteCodeFor(app: App): Promise<string> {
+  const known = inviteCodes.get(app)
+  if (known && await app.invites.matches(await known)) return known
+  const fresh = app.invites.generate().then((r) => r.invite_code)
+  inviteCodes.set(app, fresh)
+  return fresh
+}
+
 export async function registerUser(app: App, options: { role?: 'admin' | 'user'; email?: string; password?: string; name?: string } = {}): Promise<TestUser> {
   const email = options.email ?? `user${++counter}-${randomBytes(3).toString('hex')}@example.test`
   const password = options.password ?? `pw-${randomBytes(8).toString('hex')}`
   const name = options.name ?? `User ${counter}`
-  const invite_code = (await app.users.signupOpen()) ? undefined : (await app.invites.current()).invite_code
+  const invite_code = (await app.users.signupOpen()) ? undefined : await inviteCodeFor(app)
   const res = await app.inject({ method: 'POST', url: '/v1/api/auth/register', payload: { email, password, name, ...(invite_code && { invite_code }) } })
   if (res.statusCode !== 201) throw new Error(`registerUser: ${res.statusCode} ${res.body}`)
   let { token, user } = res.json() as { token: string; user: TestUser['user'] }

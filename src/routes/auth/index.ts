@@ -21,6 +21,11 @@ const redirectReplies = (to: string) => ({
   302: { type: 'null', description: `redirect to ${to}` },
 })
 
+async function trimEmail(request: FastifyRequest): Promise<void> {
+  const body = request.body as { email?: unknown } | null
+  if (body && typeof body === 'object' && typeof body.email === 'string') body.email = body.email.trim()
+}
+
 function wantsJson(request: FastifyRequest): boolean {
   const accept = request.headers.accept ?? ''
   return /\bapplication\/json\b/i.test(accept) && !/\btext\/html\b/i.test(accept)
@@ -42,6 +47,9 @@ export default async function authRoutes(app: App) {
 
   app.post('/register', {
     onRequest: perIp(app, 'register'),
+    // Before validation, so the declared `format: email` is checked on the address itself (API.md §2:
+    // emails are trimmed), not refused for a space around it.
+    preValidation: trimEmail,
     preHandler: perEmail(app, 'register'),
     schema: {
       tags: ['auth'], operationId: 'register', security: [],
@@ -118,7 +126,12 @@ export default async function authRoutes(app: App) {
       description: 'Redirects to `<FRONTEND_URL>/auth/callback?code=<one-time code, 30 s>` on success, or `<FRONTEND_URL>/login?error=<message>` on any failure.',
       params: ProviderParams,
       querystring: CallbackQuery,
-      response: { ...redirectReplies('the web client'), ...errorResponses(404, 429) },
+      response: {
+        ...redirectReplies('the web client'), ...errorResponses(404, 429),
+        // Node's HTTP parser answers before any route runs when the request line and headers pass 16 KiB
+        // (a provider appending long parameters can do it); the body is the usual {error}.
+        431: Type.Ref('ErrorResponse', { description: 'the callback URL and headers together exceed 16 KiB (request line and headers too large)' }),
+      },
     },
   }, async (request, reply) => {
     const url = await app.oauthSignIn.callback(request.params.provider, request.query)
