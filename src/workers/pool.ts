@@ -41,7 +41,8 @@ const START_ALLOWANCE_MS = 60_000
 
 // The compiled build runs jobs.js beside this file; under tsx (dev, tests) the thread starts from
 // dev-entry.mjs, which registers tsx first. Never a .ts file from compiled code.
-const JOBS_FILE = new URL(import.meta.url.endsWith('.ts') ? './dev-entry.mjs' : './jobs.js', import.meta.url).href
+const UNDER_TSX = import.meta.url.endsWith('.ts')
+const JOBS_FILE = new URL(UNDER_TSX ? './dev-entry.mjs' : './jobs.js', import.meta.url).href
 
 export class WorkerPool {
   private pool: Promise<Piscina> | null = null
@@ -63,6 +64,9 @@ export class WorkerPool {
         idleTimeout: 60_000,
         maxQueue: Math.max(1, this.options.size) * QUEUE_PER_THREAD,
         resourceLimits: { maxOldGenerationSizeMb: this.options.heapMb ?? DEFAULT_HEAP_MB },
+        // Under tsx the entry registers its own loader: the process's --import hooks (tsx, a test runner's)
+        // would have a new thread compile its modules through hooks the event loop's thread waits on too.
+        ...(UNDER_TSX && { execArgv: [] }),
       })
       // A thread that dies is replaced and its job rejected (reported by run); the pool's own event must not end the process.
       pool.on('error', (err: unknown) => this.options.onThreadError?.(err))

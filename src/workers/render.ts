@@ -45,6 +45,6 @@ export class GraphRenderer {
     const plugins: Record<string, PluginForRender | null> = {}
     for (const ref of pluginRefsOf(graph)) plugins[ref] = await ctx.plugins(ref)
     const { plugins: _lookup, ...rest } = ctx
-    return this.pool.run('render', { graph: { nodes: graph.nodes, edges: graph.edges }, ctx: rest, plugins, ...(body && { body }) }, 'rendering this workflow')
+    return this.pool.run('render', { graph: JSON.stringify({ nodes: graph.nodes, edges: graph.edges }), ctx: rest, plugins, ...(body && { body }) }, 'rendering this workflow')
   }
 }

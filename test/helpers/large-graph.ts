@@ -2,6 +2,8 @@
 // (Deployment ← Service) and dependency edges between the deployments, so every node renders objects and
 // every edge is wired: the worst case for rendering, not a graph of warnings.
 import { MAX_EDGES, MAX_NODES } from '../../schemas/nodes.ts'
+import type { App } from '../../src/app-types.ts'
+import type { TestUser } from './auth.ts'
 
 export interface LargeGraph {
   nodes: Array<{ id: string; type: string; position: { x: number; y: number }; data: Record<string, unknown> }>
@@ -21,4 +23,17 @@ export function largestGraph(nodes = MAX_NODES, edges = MAX_EDGES): LargeGraph {
     for (let i = 0; i + k < pairs && g.edges.length < edges; i++, e++) g.edges.push({ id: `dep${e}`, source: `d${i}`, target: `d${i + k}` })
   }
   return g
+}
+
+/** A workflow of `user` holding the graph, saved through the service (a test of reading it back, not of a 1 MB request body). */
+export async function workflowOf(app: App, user: TestUser, g = largestGraph()): Promise<string> {
+  const wf = await app.services.workflows.create(user.user.id, { name: `${g.nodes.length} nodes` })
+  await app.services.workflows.save(user.user.id, wf.id, { nodes: g.nodes, edges: g.edges } as never)
+  return wf.id
+}
+
+/** GET manifests over HTTP with this Accept. */
+export async function manifests(base: string, user: TestUser, id: string, accept: string) {
+  const res = await fetch(`${base}/v1/api/workflows/${id}/manifests`, { headers: { authorization: `Bearer ${user.token}`, accept } })
+  return { status: res.status, type: res.headers.get('content-type'), text: await res.text() }
 }
