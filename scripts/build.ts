@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process'
 import { cpSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join, relative, resolve } from 'node:path'
-import { moduleSpecifiers, rewriteTypeScriptSpecifiers } from './emitted-specifiers.ts'
+import { rewriteTypeScriptSpecifiers } from './emitted-specifiers.ts'
 
 const root = new URL('..', import.meta.url).pathname
 const args = process.argv.slice(2)
@@ -30,12 +30,12 @@ const emitted = readdirSync(outDir, { recursive: true, encoding: 'utf8' }).filte
 const unresolved: string[] = []
 let rewrittenCount = 0
 for (const file of emitted) {
-  const { code, rewritten } = rewriteTypeScriptSpecifiers(readFileSync(file, 'utf8'), file)
-  if (rewritten.length) {
+  const { code, specifiers, rewritten } = rewriteTypeScriptSpecifiers(readFileSync(file, 'utf8'), file)
+  if (rewritten) {
     writeFileSync(file, code)
-    rewrittenCount += rewritten.length
+    rewrittenCount += rewritten
   }
-  for (const s of moduleSpecifiers(code, file)) {
+  for (const s of specifiers) {
     if ((s.text.startsWith('./') || s.text.startsWith('../')) && !existsSync(resolve(dirname(file), s.text))) unresolved.push(`${relative(outDir, file)}: ${s.kind} '${s.text}'`)
   }
 }

@@ -40,12 +40,18 @@ export function namesTypeScriptSource(specifier: string): boolean {
 
 /**
  * Rewrites relative `.ts`/`.mts`/`.cts` specifiers to `.js`/`.mjs`/`.cjs`. Same length, so the source map
- * written beside the file stays exact. Returns the new code and what was rewritten.
+ * written beside the file stays exact, and so do the offsets: `specifiers` lists every specifier of the file
+ * as it is after the rewrite (one parse). Returns the new code, those, and how many were rewritten.
  */
-export function rewriteTypeScriptSpecifiers(code: string, fileName?: string): { code: string; rewritten: Specifier[] } {
-  const rewritten = moduleSpecifiers(code, fileName).filter((s) => namesTypeScriptSource(s.text))
+export function rewriteTypeScriptSpecifiers(code: string, fileName?: string): { code: string; specifiers: Specifier[]; rewritten: number } {
+  const specifiers = moduleSpecifiers(code, fileName)
   let out = code
-  // From the end, so earlier offsets stay valid (the lengths do not change anyway).
-  for (const s of [...rewritten].reverse()) out = out.slice(0, s.start) + s.text.replace(TS_EXTENSION, '.$1js') + out.slice(s.end)
-  return { code: out, rewritten }
+  let rewritten = 0
+  for (const s of specifiers) {
+    if (!namesTypeScriptSource(s.text)) continue
+    s.text = s.text.replace(TS_EXTENSION, '.$1js')
+    out = out.slice(0, s.start) + s.text + out.slice(s.end)
+    rewritten++
+  }
+  return { code: out, specifiers, rewritten }
 }
