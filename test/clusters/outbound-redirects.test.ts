@@ -1,7 +1,7 @@
 // The finding of issue 22, through the API: with OUTBOUND_ALLOW_CIDRS=127.0.0.0/8 a cluster `server` that
 // answers every request with a redirect (301/302/307/308) to another address made the service connect
 // there. Here every path that contacts a cluster (add + test, refresh, metrics, the health check, a run,
-// a resource sync) is driven against such a server, for every forbidden address form, while a second
+// a resource sync, pod logs, the resource watches) is driven against such a server, for every forbidden address form, while a second
 // listener on the redirect's target counts connections: it must see none.
 import t from 'tap'
 import http from 'node:http'
@@ -28,13 +28,18 @@ const STATUSES = [301, 302, 307, 308]
 
 let redirect = { status: 302, location: FORMS[0] }
 const requests: string[] = []
-const server = http.createServer((req, res) => { requests.push(`${req.method} ${req.url}`); res.writeHead(redirect.status, { location: redirect.location }).end() })
+let watchSeen: (() => void) | undefined
+const server = http.createServer((req, res) => {
+  requests.push(`${req.method} ${req.url}`)
+  watchSeen?.()
+  res.writeHead(redirect.status, { location: redirect.location }).end()
+})
 server.listen(0, '127.0.0.1')
 await once(server, 'listening')
 t.teardown(() => server.close())
 const SERVER = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`
 
-const { app } = await startTestApp(t, { OUTBOUND_ALLOW_CIDRS: '127.0.0.0/8', ALLOW_INSECURE_CLUSTERS: true, RUN_READY_TIMEOUT_MS: 1000 })
+const { app } = await startTestApp(t, { OUTBOUND_ALLOW_CIDRS: '127.0.0.0/8', ALLOW_INSECURE_CLUSTERS: true, RUN_READY_TIMEOUT_MS: 1000, WATCH_BACKOFF_BASE_MS: 20, WATCH_BACKOFF_MAX_MS: 100 })
 const owner = await registerUser(app)
 const call = async (method: 'GET' | 'POST', url: string, payload?: object) => {
   const res = await app.inject({ method, url, headers: owner.headers, ...(payload && { payload }) })
@@ -94,4 +99,37 @@ t.test('a run and a resource sync against the redirecting cluster fail and touch
     t.ok(sync.status < 500, `sync answers ${sync.status}`)
   }
   t.same(connections, [])
+})
+
+t.test('a tracked resource on that cluster: its log stream and its watches are refused too', async (t) => {
+  const wf = await call('POST', '/v1/api/workflows', { name: 'tracked-on-redirect', cluster_id: 'redir' })
+  t.equal((await call('POST', `/v1/api/workflows/${wf.body.id}/save`, shopGraph({ namespace: 'apps' }))).status, 200)
+  // A workflow is watched once it has been run (even a failed run); this one fails on the redirect.
+  redirect = { status: 302, location: FORMS[0] }
+  t.equal((await call('POST', `/v1/api/workflows/${wf.body.id}/run`, { trigger_data: TRIGGER })).body.status, 'failed')
+  await app.services.resources.recordApplied(owner.user.id, { workflow_id: wf.body.id, cluster_id: added.body.id, cluster: 'redir' }, [
+    { node_id: 'web', api_version: 'apps/v1', kind: 'Deployment', name: 'web', namespace: 'apps', action: 'created', uid: null, labels: {} },
+  ])
+  const [resource] = await app.services.resources.findForNode(owner.user.id, wf.body.id, 'web')
+  for (const location of [FORMS[1], FORMS[3], FORMS[9]]) {
+    redirect = { status: 302, location }
+    const logs = await app.inject({ method: 'GET', url: `/v1/api/resources/${resource.id}/logs/stream?follow=false`, headers: owner.headers })
+    t.ok(logs.statusCode === 502 || /event: (error|complete)/.test(logs.body), `logs → ${location}: ${logs.statusCode}`)
+    t.match(logs.body, REFUSED)
+  }
+  // The watch service (watch-hub) first asks the API group which resource serves the kind, then lists and
+  // watches it; every attempt, and every retry after backoff, meets the redirect.
+  requests.length = 0
+  for (const location of [FORMS[0], FORMS[2], FORMS[9]]) {
+    redirect = { status: 307, location }
+    let seen = 0
+    await new Promise<void>((resolve) => {
+      watchSeen = () => { if (++seen === 2) resolve() }
+      app.bus.emit('resources.changed', { owner_id: owner.user.id })
+    })
+    t.pass(`two watch attempts met the redirect to ${location}`)
+  }
+  watchSeen = undefined
+  t.ok(requests.includes('GET /apis/apps/v1'), 'those were the watch service asking about the tracked Deployment\'s API group')
+  t.same(connections, [], 'the redirect target saw no connection')
 })
