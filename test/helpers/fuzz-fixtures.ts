@@ -23,6 +23,8 @@ const MISSING_ID = '0123456789abcdef01234567'
 export interface Live {
   clusterName: string
   workflowIds: string[]
+  /** What restore puts back: each live workflow's owner and graph. */
+  workflows: Array<{ owner: TestUser; id: string; graph: object }>
   pools: PathPools
 }
 
@@ -138,9 +140,8 @@ export class FuzzWorld {
       await this.call(who, 'POST', `/v1/api/workflows/${wf.id as string}/save`, graph)
       return wf.id as string
     }
-    const [adminWorkflow, userWorkflow] = await Promise.all([
-      workflow(this.admin, 'fz-live-admin', adminGraph), workflow(this.user, 'fz-live-user', { nodes: [cm('fz-user')], edges: [] }),
-    ])
+    const userGraph = { nodes: [cm('fz-user')], edges: [] }
+    const [adminWorkflow, userWorkflow] = await Promise.all([workflow(this.admin, 'fz-live-admin', adminGraph), workflow(this.user, 'fz-live-user', userGraph)])
     const [adminRun, userRun] = await Promise.all([this.run(this.admin, adminWorkflow), this.run(this.user, userWorkflow)])
     const resources = async (who: TestUser, wf: string) => (await Promise.all(['web', 'svc', 'cm'].map((n) => this.app.services.resources.findForNode(who.user.id, wf, n)))).flat().map((r) => r.id)
     const [adminResources, userResources] = await Promise.all([resources(this.admin, adminWorkflow), resources(this.user, userWorkflow)])
@@ -150,6 +151,7 @@ export class FuzzWorld {
     return {
       clusterName,
       workflowIds: [adminWorkflow, userWorkflow],
+      workflows: [{ owner: this.admin, id: adminWorkflow, graph: adminGraph }, { owner: this.user, id: userWorkflow, graph: userGraph }],
       pools: {
         'workflows/id@admin': [adminWorkflow, userWorkflow],
         'workflows/id@user': [userWorkflow, adminWorkflow],
@@ -186,6 +188,15 @@ export class FuzzWorld {
       ...seeded, pools,
       clusterNames: [live.clusterName, ...seeded.clusterNames],
       workflowIds: [...live.workflowIds, ...(seeded.workflowIds ?? [])],
+    }
+  }
+
+  /** Puts the live workflows back on the simulator with their graphs (a fuzzed update may have changed
+   * their cluster or replaced the graph); a deleted one stays deleted. */
+  async restoreWorkflows(live: Live): Promise<void> {
+    for (const { owner, id, graph } of live.workflows) {
+      await this.app.inject({ method: 'PUT', url: `/v1/api/workflows/${id}`, headers: owner.headers, payload: { cluster_id: live.clusterName } })
+      await this.app.inject({ method: 'POST', url: `/v1/api/workflows/${id}/save`, headers: owner.headers, payload: graph })
     }
   }
 
@@ -289,6 +300,9 @@ export class FuzzWorld {
           return fc.record({ import_id: fc.constantFrom(...seeded.importIds ?? [MISSING_ID]), name: fc.string({ minLength: 1, maxLength: 40 }) })
         case 'POST /v1/api/workflows':
           return fc.record({ name: fc.string({ minLength: 1, maxLength: 40 }), cluster_id: fc.constantFrom(...seeded.clusterNames) })
+        // A run on the workflow's own cluster (the simulator's, for the live workflows), mostly a dry run.
+        case 'POST /v1/api/workflows/{id}/run':
+          return fc.record({ dry_run: fc.oneof({ weight: 3, arbitrary: fc.constant(true) }, { weight: 1, arbitrary: fc.constant(false) }), prune: fc.boolean() }, { requiredKeys: ['dry_run'] })
         default: return undefined
       }
     }
@@ -313,6 +327,7 @@ export class FuzzWorld {
           kubeconfig(CLOSED, { 'token-file': '/etc/passwd' }),
           'not: [valid', 'apiVersion: v1\nkind: Config\n', '\u0000',
         )
+        case 'cluster': return schema.type === 'string' ? fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...seeded.clusterNames) }, { weight: 1, arbitrary: fc.string({ minLength: 1, maxLength: 30 }) }) : undefined
         case 'cluster_id': return fc.oneof(fc.constantFrom(...seeded.clusterNames, 'default', 'no-such-cluster', null), fc.string({ minLength: 1, maxLength: 30 }))
         case 'email': return schema.format === 'email' || typeof schema.pattern === 'string'
           ? fc.oneof(fc.constantFrom(this.admin.email, this.user.email, 'nobody@example.test', ` ${this.user.email.toUpperCase()} `), fc.emailAddress().filter((e) => e.length <= 254))
