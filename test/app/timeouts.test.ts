@@ -257,3 +257,28 @@ t.test('with the default configuration, both Node\'s check and the guard cut wit
   })
   t.equal(defaults.REQUEST_TIMEOUT_MS, 30_000)
 })
+
+t.test('an upgraded connection (the terminal WebSocket) is not cut by the HTTP deadlines', async (t) => {
+  const limits = testConfig({ REQUEST_TIMEOUT_MS: 400, HEADERS_TIMEOUT_MS: 200, KEEP_ALIVE_TIMEOUT_MS: 200 })
+  const server = Fastify(fastifyOptions(limits))
+  guardStalledClients(server.server, stallLimits(limits))
+  // Added after the guard, as @fastify/websocket's listener is in the app: the guard must still see upgrades.
+  server.server.on('upgrade', (_req, socket: Socket) => {
+    socket.write('HTTP/1.1 101 Switching Protocols\r\nUpgrade: test\r\nConnection: Upgrade\r\n\r\n')
+    // Well past every deadline above, the upgraded connection is still there to carry this.
+    setTimeout(() => socket.end('still here'), 400 + 200 + 200 + 600)
+  })
+  await server.listen({ port: 0, host: '127.0.0.1' })
+  t.teardown(() => server.close())
+  const socket = connect((server.server.address() as { port: number }).port, '127.0.0.1')
+  await once(socket, 'connect')
+  const chunks: Buffer[] = []
+  socket.on('data', (c: Buffer) => chunks.push(c))
+  const closed = once(socket, 'close')
+  socket.write('GET /tty HTTP/1.1\r\nHost: x\r\nUpgrade: test\r\nConnection: Upgrade\r\n\r\n')
+  await closed
+  const text = Buffer.concat(chunks).toString()
+  t.match(text, /^HTTP\/1\.1 101 /)
+  t.match(text, /still here$/, 'not cut: the server ended it itself')
+  t.notMatch(text, /408/)
+})
