@@ -80,10 +80,11 @@ export function guardStalledClients(server: Server, limits: StallLimits): void {
     }, left)
     body.unref()
     const done = () => clearTimeout(body)
-    socket.once('close', done)
+    // Nothing is added to the socket per request (a keep-alive connection serves many): the response's
+    // 'close' also comes when the connection drops.
     res.once('close', () => {
       state.inFlight--
-      if (req.complete) done()
+      if (req.complete || socket.destroyed) done()
     })
     res.once('finish', () => {
       if (req.complete) done()

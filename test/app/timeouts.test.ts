@@ -282,3 +282,18 @@ t.test('an upgraded connection (the terminal WebSocket) is not cut by the HTTP d
   t.match(text, /still here$/, 'not cut: the server ended it itself')
   t.notMatch(text, /408/)
 })
+
+t.test('a keep-alive connection serving many requests gathers no listeners from the deadlines', async (t) => {
+  const socket = connect(port, '127.0.0.1')
+  await once(socket, 'connect')
+  let before = -1
+  app.server.once('request', (req) => { before = req.socket.listenerCount('close') })
+  let after = -1
+  for (let i = 0; i < 30; i++) {
+    if (i === 29) app.server.once('request', (req) => { after = req.socket.listenerCount('close') })
+    socket.write('GET /ping HTTP/1.1\r\nHost: x\r\n\r\n')
+    await once(socket, 'data')
+  }
+  socket.destroy()
+  t.ok(before >= 0 && after === before, `close listeners: ${before} on the first request, ${after} on the 30th`)
+})
