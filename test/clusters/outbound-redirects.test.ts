@@ -10,15 +10,9 @@ import { once } from 'node:events'
 import { startTestApp } from '../helpers/app.ts'
 import { registerUser } from '../helpers/auth.ts'
 import { shopGraph, TRIGGER } from '../runs/fixture.ts'
+import { startForbiddenTarget } from '../helpers/forbidden-target.ts'
 
-const connections: string[] = []
-const count = (socket: net.Socket) => { connections.push(String(socket.localPort)); socket.destroy() }
-const target = net.createServer(count).listen(0, '0.0.0.0')
-await once(target, 'listening')
-const P = (target.address() as net.AddressInfo).port
-const target6 = net.createServer(count)
-const hasIPv6 = await new Promise<boolean>((resolve) => { target6.once('error', () => resolve(false)); target6.listen(P, '::1', () => resolve(true)) })
-t.teardown(() => { target.close(); if (hasIPv6) target6.close() })
+const { port: P, connections } = await startForbiddenTarget(t)
 
 const FORMS = [
   `http://0.0.0.0:${P}/`, `http://[::1]:${P}/`, `http://[::ffff:127.0.0.1]:${P}/`, `http://2130706433:${P}/`, `http://0177.0.0.1:${P}/`,

@@ -13,16 +13,10 @@ import { openExec } from '../../src/kube/exec-terminal.ts'
 import { describeClusterError } from '../../src/kube/upstream-errors.ts'
 import { OutboundPolicy } from '../../src/net/outbound-policy.ts'
 import { guardAgent, originOfUrl, pooledCopy } from '../../src/net/guarded-agent.ts'
+import { startForbiddenTarget } from '../helpers/forbidden-target.ts'
 
 // The forbidden target: one port, listened on by every loopback interface there is.
-const connections: string[] = []
-const count = (socket: net.Socket) => { connections.push(`${socket.localAddress}:${socket.localPort}`); socket.destroy() }
-const target = net.createServer(count).listen(0, '0.0.0.0')
-await once(target, 'listening')
-const P = (target.address() as net.AddressInfo).port
-const target6 = net.createServer(count)
-const hasIPv6 = await new Promise<boolean>((resolve) => { target6.once('error', () => resolve(false)); target6.listen(P, '::1', () => resolve(true)) })
-t.teardown(() => { target.close(); if (hasIPv6) target6.close() })
+const { port: P, connections } = await startForbiddenTarget(t)
 
 /** Every way of writing "this host" (and the metadata address) a redirect could use. */
 const FORMS = [

@@ -8,15 +8,9 @@ import { once } from 'node:events'
 import { checkRegistry } from '../../src/net/registry-client.ts'
 import { OutboundPolicy } from '../../src/net/outbound-policy.ts'
 import { guardedFetch } from '../../src/net/guarded-fetch.ts'
+import { startForbiddenTarget } from '../helpers/forbidden-target.ts'
 
-const connections: string[] = []
-const count = (socket: net.Socket) => { connections.push(String(socket.localPort)); socket.destroy() }
-const target = net.createServer(count).listen(0, '0.0.0.0')
-await once(target, 'listening')
-const P = (target.address() as net.AddressInfo).port
-const target6 = net.createServer(count)
-const hasIPv6 = await new Promise<boolean>((resolve) => { target6.once('error', () => resolve(false)); target6.listen(P, '::1', () => resolve(true)) })
-t.teardown(() => { target.close(); if (hasIPv6) target6.close() })
+const { port: P, connections } = await startForbiddenTarget(t)
 
 const FORMS = [`http://0.0.0.0:${P}/v2/`, `http://[::1]:${P}/v2/`, `http://[::ffff:127.0.0.1]:${P}/v2/`, `http://2130706433:${P}/v2/`, `http://0177.0.0.1:${P}/v2/`,
   `http://0x7f000001:${P}/v2/`, `http://127.1:${P}/v2/`, `http://169.254.169.254/v2/`, `http://[::]:${P}/v2/`]
