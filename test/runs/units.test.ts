@@ -24,6 +24,18 @@ t.test('redaction masks values as sent, base64 (with and without padding) and JS
   t.equal(redactor(['a-longer-secret', 'a-longer-secret-still'])('a-longer-secret-still'), '[redacted]', 'the longest value is masked whole')
 })
 
+t.test('redaction takes the largest values a run request allows (the fuzzer once hung a run with them)', async (t) => {
+  // Eight 64 KiB values and their encodings: ~2 MB of alternatives, more than V8 compiles into one regex.
+  const values = Array.from({ length: 8 }, (_, i) => `${String.fromCharCode(97 + i)}${'x'.repeat(65_535)}`)
+  const started = performance.now()
+  const redact = redactor([...values, 'ab'])
+  const log = `deploying ${values[3]} then ${Buffer.from(values[5]).toString('base64')} and ab, ${'plain text '.repeat(2000)}`
+  const out = redact(log)
+  const ms = performance.now() - started
+  t.equal(out, `deploying [redacted] then [redacted] and [redacted], ${'plain text '.repeat(2000)}`)
+  t.ok(ms < 2000, `built and applied in ${ms.toFixed(0)} ms`)
+})
+
 t.test('triggerValues collects every value of secrets and envVars; redactDeep reaches nested strings and keys', async (t) => {
   const values = triggerValues({ n1: { A: 'one-value', B: 'two-value' } }, { n2: { C: 'three-value' } }, undefined)
   t.same(values.sort(), ['one-value', 'three-value', 'two-value'])
