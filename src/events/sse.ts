@@ -12,6 +12,7 @@ import type { Socket } from 'node:net'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { StreamEvent, StreamHub, Subscription } from './stream-hub.ts'
 import type { UserLimits } from '../services/user-limits.ts'
+import { RawJson } from './raw-json.ts'
 
 export const RETRY_MS = 3000
 export const DEFAULT_HEARTBEAT_MS = 15_000
@@ -38,9 +39,10 @@ export function lastEventId(req: FastifyRequest): number | undefined {
   return typeof value === 'string' && LAST_EVENT_ID.test(value.trim()) ? Number(value.trim()) : undefined
 }
 
-/** One SSE frame. JSON.stringify never emits a raw CR or LF, so `data` is always one line. */
+/** One SSE frame. JSON.stringify never emits a raw CR or LF, so `data` is always one line (RawJson text is JSON.stringify's). */
 export function frame(id: number, type: string, data: unknown, retryMs?: number): string {
-  return `${retryMs !== undefined ? `retry: ${retryMs}\n` : ''}id: ${id}\nevent: ${type}\ndata: ${JSON.stringify(data ?? null)}\n\n`
+  const json = data instanceof RawJson ? data.text : JSON.stringify(data ?? null)
+  return `${retryMs !== undefined ? `retry: ${retryMs}\n` : ''}id: ${id}\nevent: ${type}\ndata: ${json}\n\n`
 }
 
 // A hub event object is shared by all subscribers of its key in this process: encode it once, both as

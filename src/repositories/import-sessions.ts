@@ -4,10 +4,17 @@
 //
 // What is never stored: the compose content, the interpolation variables (env, env_file) and a Git token.
 // The analysis itself holds no secret value (secret nodes carry keys only).
+//
+// The analysis is stored as its JSON text (`analysis_json`, made on the worker thread that ran it) and read
+// back as that text (RawJson): one string is cheap for the driver and the database to encode, copy and keep,
+// where the same analysis as a deep document (1,000 services: tens of thousands of objects) held the event
+// loop for hundreds of milliseconds on each write and read (issue 22). Sessions written before hold a deep
+// `analysis` document; they read the same.
 import type { Collection, Db } from 'mongodb'
 import { indexSetups } from './indexes.ts'
 import { newId, isId } from './ids.ts'
 import type { Analysis } from '../services/import/index.ts'
+import { RawJson } from '../events/raw-json.ts'
 
 export type ImportSource = 'compose' | 'git'
 export type ImportStatus = 'pending' | 'cloning' | 'analyzing' | 'completed' | 'failed'
@@ -24,7 +31,10 @@ export interface ImportSessionDoc {
   /** What the session is doing now, or how it ended. */
   message: string
   error: string | null
-  analysis: Analysis | null
+  /** The analysis as JSON text (a completed session). */
+  analysis_json?: string | null
+  /** The analysis as a document: sessions written before analysis_json. */
+  analysis?: Analysis | null
   /** compose: the uploaded file's name, if any. */
   filename: string | null
   /** git: where from (never with credentials: the URL is refused when it carries any). */
@@ -49,7 +59,8 @@ export interface ImportSession {
   progress: number
   message: string
   error: string | null
-  analysis?: Analysis
+  /** The analysis's JSON text, sent as is (a reply, an event); parsed only where the graph is used. */
+  analysis?: RawJson
   filename: string | null
   url: string | null
   branch: string | null
@@ -62,10 +73,11 @@ export interface ImportSession {
   expires_at: string
 }
 
-export function toImportSession(doc: ImportSessionDoc): ImportSession {
-  const { _id, owner_id: _o, instance_id: _i, heartbeat_at: _h, analysis, created_at, updated_at, finished_at, expires_at, ...rest } = doc
+export function toImportSession(doc: ImportSessionDoc, analysisJson?: string): ImportSession {
+  const { _id, owner_id: _o, instance_id: _i, heartbeat_at: _h, analysis: legacy, analysis_json: stored, created_at, updated_at, finished_at, expires_at, ...rest } = doc
+  const json = analysisJson ?? stored ?? (legacy ? JSON.stringify(legacy) : undefined)
   return {
-    id: _id, ...rest, ...(analysis && { analysis }),
+    id: _id, ...rest, ...(json !== undefined && { analysis: new RawJson(json) }),
     created_at: created_at.toISOString(), updated_at: updated_at.toISOString(),
     finished_at: finished_at ? finished_at.toISOString() : null, expires_at: expires_at.toISOString(),
   }
@@ -79,7 +91,10 @@ indexSetups.push(async (db) => {
 })
 
 export type ImportProgress = Partial<Pick<ImportSessionDoc, 'status' | 'progress' | 'message' | 'logs' | 'commit' | 'branch'>>
-export type ImportOutcome = Pick<ImportSessionDoc, 'status' | 'progress' | 'message' | 'error' | 'analysis' | 'logs'> & Partial<Pick<ImportSessionDoc, 'commit' | 'branch'>>
+export type ImportOutcome = Pick<ImportSessionDoc, 'status' | 'progress' | 'message' | 'error' | 'logs'> & Partial<Pick<ImportSessionDoc, 'commit' | 'branch'>> & {
+  /** The analysis's JSON text (completed), or null. */
+  analysis_json: string | null
+}
 
 export class ImportSessionRepository {
   private readonly c: Collection<ImportSessionDoc>
@@ -112,10 +127,12 @@ export class ImportSessionRepository {
     const at = new Date()
     const doc = await this.c.findOneAndUpdate(
       { _id: id, status: { $in: UNFINISHED } },
-      { $set: { ...outcome, updated_at: at, finished_at: at } },
-      { returnDocument: 'after' },
+      // analysis: null replaces nothing on a session written today; it keeps an old document's shape single.
+      { $set: { ...outcome, analysis: null, updated_at: at, finished_at: at } },
+      // The analysis is not read back: the caller has its text.
+      { returnDocument: 'after', projection: { analysis_json: 0, analysis: 0 } },
     )
-    return doc && toImportSession(doc)
+    return doc && toImportSession(doc, outcome.analysis_json ?? undefined)
   }
 
   /** Unfinished sessions of other processes that have not said they are alive since `before`. */

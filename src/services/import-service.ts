@@ -21,6 +21,7 @@ import { analyzeCompose, analyzeFileTree, ImportTooLarge, MAX_COMPOSE_BYTES, typ
 import { NODE_WIDTH } from './import/layout.ts'
 import type { fetchRepository, GitFetchLimits } from './import/git-fetch.ts'
 import type { WorkerPool } from '../workers/pool.ts'
+import { analysisText, type AnalysisText } from './import/analysis-text.ts'
 import { RunLog } from './run-log.ts'
 import { limiter } from './run-limiter.ts'
 import { redactor, type Redact } from './run-redaction.ts'
@@ -97,7 +98,7 @@ export class ImportService {
     const url = await this.checkRequest(request)
     const now = new Date()
     const session = await this.deps.sessions.create({
-      owner_id: ownerId, source: request.source, status: 'pending', progress: 0, message: 'waiting to start', error: null, analysis: null,
+      owner_id: ownerId, source: request.source, status: 'pending', progress: 0, message: 'waiting to start', error: null, analysis_json: null,
       filename: request.filename ?? null, url: url ?? null, branch: request.branch ?? null, path: request.path ?? null, commit: null, logs: [],
       created_at: now, updated_at: now, finished_at: null, expires_at: new Date(now.getTime() + this.deps.ttlMs),
       instance_id: this.instanceId, heartbeat_at: now,
@@ -158,6 +159,7 @@ export class ImportService {
     }
   }
 
+  /** The analysis, parsed: a fresh copy each time (the graph it gives is the caller's to change). */
   private async completedAnalysis(ownerId: string, importId: string): Promise<Analysis> {
     const session = await this.get(ownerId, importId)
     if (session.status !== 'completed' || !session.analysis) {
@@ -165,7 +167,7 @@ export class ImportService {
         ? `import ${session.id} failed (${session.error ?? 'no reason recorded'}); analyze again`
         : `import ${session.id} is still ${session.status}; apply it once it has completed`)
     }
-    return session.analysis
+    return JSON.parse(session.analysis.text) as Analysis
   }
 
   /** What analyze refuses before recording anything; answers the URL as it will be stored (git). */
@@ -212,7 +214,7 @@ export class ImportService {
       saver.touch()
     }
 
-    let analysis: Analysis | null = null
+    let analysis: AnalysisText | null = null
     let error: string | null = null
     let extra: { commit?: string; branch?: string } = {}
     try {
@@ -224,7 +226,7 @@ export class ImportService {
         const content = request.content!
         analysis = this.deps.pool
           ? await this.deps.pool.run('analyzeCompose', { content, options: strip(options) }, 'the analysis')
-          : analyzeCompose(content, strip(options))
+          : analysisText(analyzeCompose(content, strip(options)))
       } else {
         step('cloning', 5, 'fetching the repository')
         await saver.flush()
@@ -245,9 +247,10 @@ export class ImportService {
         const treeOptions = { ...strip(options), repo_url: session.url!, branch: fetched.branch ?? request.branch, path: request.path }
         analysis = this.deps.pool
           ? await this.deps.pool.run('analyzeFileTree', { files: fetched.files, options: treeOptions }, 'the analysis')
-          : analyzeFileTree(fetched.files, treeOptions)
+          : analysisText(analyzeFileTree(fetched.files, treeOptions))
       }
-      addLog(`found ${analysis.services.length} services: ${analysis.nodes.length} nodes, ${analysis.edges.length} edges, ${analysis.warnings.length} warnings, ${analysis.errors.length} errors`)
+      const { counts } = analysis
+      addLog(`found ${counts.services} services: ${counts.nodes} nodes, ${counts.edges} edges, ${counts.warnings} warnings, ${counts.errors} errors`)
     } catch (err) {
       error = redact(describe(err))
       if (!(err instanceof AppError)) this.deps.log.error({ import_id: id, err: { name: (err as Error)?.name, message: redact(String((err as Error)?.message ?? err)) } }, 'import failed unexpectedly')
@@ -255,11 +258,12 @@ export class ImportService {
     }
     await saver.flush()
     const finished = await this.deps.sessions.finish(id, analysis
-      ? { status: 'completed', progress: 100, message: 'analysis complete', error: null, analysis, logs: log.lines(), ...extra }
-      : { status: 'failed', progress: state.progress, message: 'failed', error, analysis: null, logs: log.lines(), ...extra })
+      ? { status: 'completed', progress: 100, message: 'analysis complete', error: null, analysis_json: analysis.json, logs: log.lines(), ...extra }
+      : { status: 'failed', progress: state.progress, message: 'failed', error, analysis_json: null, logs: log.lines(), ...extra })
     // Marked interrupted meanwhile (a shutdown gave up on it): that record stands.
     if (!finished) return (await this.deps.sessions.get(ownerId, id)) ?? { ...session, status: 'failed', error: INTERRUPTED }
-    if (finished.status === 'completed') this.publish(key, 'complete', { analysis: finished.analysis })
+    // The event's `{analysis}` as JSON text: the analysis is never walked on the event loop (events/raw-json.ts).
+    if (finished.status === 'completed') this.publish(key, 'complete', finished.analysis!.wrappedIn('analysis'))
     else this.publish(key, 'failed', { error: finished.error ?? 'failed' })
     return finished
   }
@@ -286,7 +290,7 @@ export class ImportService {
 
   private async interrupt(doc: ImportSessionDoc, error: string): Promise<void> {
     const finished = await this.deps.sessions.finish(doc._id, {
-      status: 'failed', progress: doc.progress, message: 'failed', error, analysis: null, logs: [...(doc.logs ?? []), `${new Date().toISOString()} failed: ${error}`],
+      status: 'failed', progress: doc.progress, message: 'failed', error, analysis_json: null, logs: [...(doc.logs ?? []), `${new Date().toISOString()} failed: ${error}`],
     })
     if (!finished) return
     this.publish(importKey(doc._id), 'failed', { error })
@@ -324,9 +328,9 @@ function describe(err: unknown): string {
 
 interface Graph { nodes: GraphNode[]; edges: GraphEdge[] }
 
-/** The analysis's nodes and edges as the workflow stores them (copies: the session's analysis stays as it was). */
+/** The analysis's nodes and edges as the workflow stores them (the analysis is a fresh parse: no copy needed). */
 function graphOf(analysis: Analysis): Graph {
-  return structuredClone({ nodes: analysis.nodes as unknown as GraphNode[], edges: analysis.edges as unknown as GraphEdge[] })
+  return { nodes: analysis.nodes as unknown as GraphNode[], edges: analysis.edges as unknown as GraphEdge[] }
 }
 
 /**

@@ -8,7 +8,7 @@ import type { MessagePort } from 'node:worker_threads'
 import type { AnalyzeComposeJob, AnalyzeTreeJob } from './analysis-jobs.ts'
 import type { RenderJob, Rendered } from './render-jobs.ts'
 import type { JobAnswer } from './answer.ts'
-import type { Analysis } from '../services/import/index.ts'
+import type { AnalysisText } from '../services/import/analysis-text.ts'
 
 const EXT = import.meta.url.endsWith('.ts') ? '.ts' : '.js'
 const analysis = () => import(`./analysis-jobs${EXT}`) as Promise<typeof import('./analysis-jobs.ts')>
@@ -23,10 +23,10 @@ async function begin<M>(load: () => Promise<M>, started: MessagePort): Promise<M
   return module
 }
 
-export async function analyzeCompose({ input, started }: Job<AnalyzeComposeJob>): Promise<JobAnswer<Analysis>> {
+export async function analyzeCompose({ input, started }: Job<AnalyzeComposeJob>): Promise<JobAnswer<AnalysisText>> {
   return (await begin(analysis, started)).analyzeCompose(input)
 }
-export async function analyzeFileTree({ input, started }: Job<AnalyzeTreeJob>): Promise<JobAnswer<Analysis>> {
+export async function analyzeFileTree({ input, started }: Job<AnalyzeTreeJob>): Promise<JobAnswer<AnalysisText>> {
   return (await begin(analysis, started)).analyzeFileTree(input)
 }
 export async function render({ input, started }: Job<RenderJob>): Promise<JobAnswer<Rendered>> {

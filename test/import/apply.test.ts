@@ -7,6 +7,7 @@ import { importFixture, sampleAnalysis } from './fixture.ts'
 import { mergeGraphs, ImportService } from '../../src/services/import-service.ts'
 import type { WorkflowService } from '../../src/services/workflow-service.ts'
 import { BadRequest } from '../../src/errors.ts'
+import { RawJson } from '../../src/events/raw-json.ts'
 
 const f = await importFixture(t)
 const { owner, call } = f
@@ -97,7 +98,7 @@ t.test('when the save itself fails after the workflow was created, the workflow 
     save: async () => { calls.push('save'); throw new BadRequest('refused') },
     delete: async (_o: string, id: string) => { calls.push(`delete ${id}`) },
   } as unknown as WorkflowService
-  const sessions = { get: async () => ({ id: 's1', status: 'completed', analysis: sampleAnalysis() }) }
+  const sessions = { get: async () => ({ id: 's1', status: 'completed', analysis: new RawJson(JSON.stringify(sampleAnalysis())) }) }
   const service = new ImportService({ sessions: sessions as never, workflows, publish: () => undefined, policy: null as never, gitLimits: null as never, ttlMs: 1000, heartbeatMs: 1000, concurrency: 1, log: console })
   await t.rejects(service.createWorkflow('u1', { import_id: 's1', name: 'x' }), /refused/)
   t.same(calls, ['create', 'save', 'delete w1'])

@@ -42,7 +42,12 @@ t.test('a compose analysis: 201 pending, then progress, log and complete on the 
   const session = (await call(owner, 'GET', `/v1/api/import/${started.body.id}`)).body
   t.match(session, { status: 'completed', progress: 100, error: null, message: 'analysis complete' })
   t.ok(session.finished_at)
+  t.ok(Value.Check(ImportSessionSchema, session), 'GET answers a session in its documented shape')
   t.same(stream.events.at(-1)!.data.analysis, session.analysis, 'the complete event carries the stored analysis')
+  const stored = await f.app.db.collection('import_sessions').findOne({ _id: started.body.id as never })
+  t.equal(typeof stored!.analysis_json, 'string', 'the analysis is stored as its JSON text, one field')
+  t.equal(stored!.analysis, null, 'not as a deep document')
+  t.same(JSON.parse(stored!.analysis_json), session.analysis)
   t.same(session.analysis.services.map((s: { name: string }) => s.name).sort(), ['db', 'web'])
   t.ok(session.logs.some((l: string) => /found 2 services/.test(l)), 'the log is recorded')
   t.same(session.logs.map((l: string) => l.replace(/^\S+ /, '')), stream.events.filter((e) => e.type === 'log').map((e) => e.data.line.replace(/^\S+ /, '')), 'the stored log is the streamed one')
@@ -57,6 +62,23 @@ t.test('a finished session\'s stream: metadata, its terminal event, and the end'
   t.equal(again.events[0].data.status, 'completed')
   t.ok(again.events[1].id! > again.events[0].id!, 'the terminal event comes after the snapshot')
   t.same(again.events[1].data.analysis, again.events[0].data.analysis)
+})
+
+t.test('a session stored before analyses were kept as text (a deep `analysis` document) reads the same everywhere', async (t) => {
+  const analysis = { services: [], nodes: [{ id: 'web', type: 'deployment', position: { x: 0, y: 0 }, data: { name: 'web', namespace: 'default', image: 'nginx:1.27', replicas: 1, port: 80 } }], edges: [], warnings: [], errors: [] }
+  const id = await f.seedSession(owner, analysis)
+  const session = (await call(owner, 'GET', `/v1/api/import/${id}`)).body
+  t.ok(Value.Check(ImportSessionSchema, session), 'GET answers a session in its documented shape')
+  t.same(session.analysis, analysis)
+  const stream = await openStream(f.base, `/v1/api/import/${id}/stream`, owner.headers)
+  await stream.ended
+  t.same(stream.events.map((e) => e.type), ['metadata', 'complete'])
+  for (const e of stream.events) t.ok(Value.Check(SCHEMAS[e.type] as never, e.data), `${e.type} has its documented shape`)
+  t.same(stream.events[0].data.analysis, analysis)
+  t.same(stream.events[1].data, { analysis })
+  const made = await call(owner, 'POST', '/v1/api/import/create-workflow', { import_id: id, name: 'from an old session' })
+  t.equal(made.status, 201, JSON.stringify(made.body))
+  t.same(made.body.nodes.map((n: { id: string }) => n.id), ['web'])
 })
 
 t.test('a compose file that cannot be analysed: the session fails with the reason; the stream ends on failed', async (t) => {

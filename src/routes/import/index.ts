@@ -13,6 +13,7 @@ import { BadRequest, AppError } from '../../errors.ts'
 import { ImportTooLarge } from '../../services/import/index.ts'
 import { validatorCompiler } from '../../validation.ts'
 import importStreamRoutes from './stream.ts'
+import { sessionJson } from './session-json.ts'
 
 const tags = ['import']
 const Session = Type.Ref('ImportSession')
@@ -70,13 +71,15 @@ export default async function importRoutes(app: App) {
     },
   }, async (req, reply) => reply.code(201).send(await service.createWorkflow(req.user.id, req.body)))
 
+  // The session's JSON is made here (session-json.ts), its analysis as the stored text: a large analysis
+  // through the response serializer held the event loop. The shape is the schema's.
   app.get('/v1/api/import/:id', {
     schema: {
       tags, operationId: 'getImport', summary: 'an import session: status, progress, log and, once completed, the analysis',
       params: ImportParams,
       response: { 200: Session, ...errorResponses(401, 404) },
     },
-  }, async (req) => service.get(req.user.id, req.params.id))
+  }, async (req, reply) => reply.type('application/json; charset=utf-8').send(sessionJson(await service.get(req.user.id, req.params.id)).text))
 
   await app.register(importStreamRoutes)
 }

@@ -10,6 +10,7 @@ import { serveStream } from '../../events/sse.ts'
 import type { StreamEvent, StreamHub, SubscribeOptions, Subscription } from '../../events/stream-hub.ts'
 import { ImportService, importKey } from '../../services/import-service.ts'
 import type { ImportSession } from '../../repositories/import-sessions.ts'
+import { sessionJson } from './session-json.ts'
 
 const TERMINAL_EVENTS = new Set(['complete', 'failed'])
 
@@ -42,7 +43,8 @@ export default async function importStreamRoutes(app: App) {
     const hub = new EndingHub(app.streams)
     return serveStream(req, reply, {
       hub, key: importKey(req.params.id),
-      metadata: async () => hub.snapshot(await service.get(req.user.id, req.params.id)),
+      // As GET answers it, the analysis as its stored text (session-json.ts).
+      metadata: async () => sessionJson(hub.snapshot(await service.get(req.user.id, req.params.id))),
     })
   })
 }
@@ -61,7 +63,7 @@ class EndingHub implements StreamHub {
   snapshot(session: ImportSession): ImportSession {
     if (ImportService.isFinished(session)) {
       this.finished = session.status === 'completed'
-        ? { id: 0, type: 'complete', data: { analysis: session.analysis } }
+        ? { id: 0, type: 'complete', data: session.analysis?.wrappedIn('analysis') ?? {} }
         : { id: 0, type: 'failed', data: { error: session.error ?? 'failed' } }
     }
     return session
