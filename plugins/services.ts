@@ -168,6 +168,8 @@ export default fp(async (app) => {
   app.decorate('services', services)
   // Load the Kubernetes client in the background once serving, so the first cluster call does not wait.
   app.addHook('onReady', async () => { void k8s().catch(() => undefined) })
+  // The worker pool's library, loaded now rather than on the first import (it held the event loop then).
+  app.addHook('onReady', async () => { await pool.prepare() })
   // Watchers of every deployed, non-archived workflow resume once serving (their clusters are contacted in the background).
   app.addHook('onReady', async () => { await services.resourceWatch.start() })
   services.stats.start(config.STATS_REFRESH_CRON)

@@ -1,12 +1,14 @@
 // A small, bounded pool of worker threads for the pure work a request can make long (a compose analysis,
 // rendering a large graph), so that no input holds the event loop (issue 22). Piscina (the Node.js
 // project's pool) keeps the threads, queues the jobs and, when a job's signal aborts, terminates the thread
-// that runs it: a runaway job is stopped, not waited for. The threads start on the first job, not at
-// start-up, and end on close.
+// that runs it: a runaway job is stopped, not waited for. The library is loaded at start-up (prepare): on
+// the first job it held the event loop 15-240 ms (measured, compiled build, load average ~11). The threads
+// start on the first job, not at start-up, and end on close: a thread's start (seconds under tsx on a busy
+// machine) runs on that thread, not on the event loop.
 //
 // Every job has a time budget (WORKER_JOB_TIMEOUT_MS), counted from when its work begins on a thread (not
 // while it waits for one, nor while a new thread loads its modules); past it the job fails with JobOverrun
-// (413, naming the limit). A thread also has a heap limit, so one job that swells ends that thread, not the
+// (422, naming the limit: the request is well-formed but too costly to process, not too large to receive). A thread also has a heap limit, so one job that swells ends that thread, not the
 // process.
 import { MessageChannel } from 'node:worker_threads'
 import type { Piscina } from 'piscina'
@@ -27,7 +29,7 @@ export interface WorkerPoolOptions {
 
 /** A job ran past its time budget (or its thread's heap limit); the message names the limit. */
 export class JobOverrun extends AppError {
-  constructor(message: string) { super(413, message) }
+  constructor(message: string) { super(422, message) }
 }
 
 type Input<K extends keyof Jobs> = Parameters<Jobs[K]>[0]['input']
@@ -52,7 +54,12 @@ export class WorkerPool {
 
   get timeoutMs(): number { return this.options.timeoutMs }
 
-  /** The pool, made on the first job: the library (~70 ms to load) and the threads cost nothing until then. */
+  /** Loads the library and makes the pool (no thread yet), so that no request pays for loading it; the app calls it at start-up. */
+  async prepare(): Promise<void> {
+    if (!this.closed) await this.threads()
+  }
+
+  /** The pool, made by prepare() or on the first job; the threads cost nothing until a job. */
   private threads(): Promise<Piscina> {
     if (this.closed) throw new Unavailable('the service is shutting down; try again in a moment')
     this.pool ??= import('piscina').then(({ Piscina }) => {
