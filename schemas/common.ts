@@ -14,6 +14,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   413: 'request body too large',
   414: 'a path parameter is too long',
   415: 'unsupported content type',
+  422: 'too costly to process: the work took longer, or more memory, than one job may use (WORKER_JOB_TIMEOUT_MS)',
   429: 'rate limited',
   502: 'the cluster, registry or git host answered badly or not at all',
   503: 'a dependency is unavailable',

@@ -15,6 +15,9 @@
 //   opened for its first request (as Node does) and from its headers for later ones.
 // Either answers 408 `{error}` through the server's client-error handler and closes the connection; a
 // request whose reply already started is only disconnected (a second status line would corrupt it).
+// A deadline is judged on the next turn of the loop (setImmediate), after the poll phase has read what
+// arrived: after a stall of the event loop itself, timers run before pending I/O, and a client whose
+// request was waiting in the socket all along must not be cut for the server's own delay.
 import type { IncomingMessage, Server, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 
@@ -51,8 +54,9 @@ export function guardStalledClients(server: Server, limits: StallLimits): void {
   }
   const armHeaders = (socket: Socket, state: SocketState, ms: number) => {
     disarm(state)
-    state.timer = setTimeout(cut, ms, socket)
-    state.timer.unref()
+    const timer: NodeJS.Timeout = setTimeout(() => setImmediate(() => { if (state.timer === timer) cut(socket) }), ms)
+    timer.unref()
+    state.timer = timer
   }
 
   server.on('connection', (socket: Socket) => {
@@ -73,11 +77,11 @@ export function guardStalledClients(server: Server, limits: StallLimits): void {
     const left = Math.max(0, limits.requestTimeoutMs - (Date.now() - started))
     // Checked when it fires rather than cleared on 'end': a body nobody reads (GET, or a reply sent
     // before reading) never emits 'end', yet the parser marks the request complete.
-    const body = setTimeout(() => {
+    const body = setTimeout(() => setImmediate(() => {
       if (req.complete || socket.destroyed) return
       if (res.headersSent) socket.destroy()
       else cut(socket)
-    }, left)
+    }), left)
     body.unref()
     const done = () => clearTimeout(body)
     // Nothing is added to the socket per request (a keep-alive connection serves many): the response's

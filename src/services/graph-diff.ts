@@ -3,6 +3,7 @@
 // difference is reported with its JSON-pointer path.
 import { isDeepStrictEqual } from 'node:util'
 import type { GraphEdge, GraphNode } from './workflow-graph.ts'
+import { withoutLiveStatus } from './live-status.ts'
 
 export interface FieldChange { path: string; old?: unknown; new?: unknown }
 export interface NodeChange { node_id: string; type: string; changes: FieldChange[] }
@@ -37,14 +38,6 @@ function fieldChanges(before: unknown, after: unknown, path: string, out: FieldC
     return
   }
   out.push({ path: path || '/', old: before, new: after })
-}
-
-/** A node without its live status (`data._status`, written by the watchers): that is the cluster's, not an edit. */
-function withoutLiveStatus<T>(item: T): T {
-  const data = (item as { data?: unknown }).data
-  if (!isPlainObject(data) || !('_status' in data)) return item
-  const { _status: _, ...rest } = data
-  return { ...item, data: rest }
 }
 
 /** Items matched by id: those only in `to`, those only in `from`, and the changes of those in both. */

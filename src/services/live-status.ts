@@ -8,8 +8,8 @@ export const LIVE_KEYS = ['_status'] as const
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 
-/** The node without its live keys (the same object when it has none). */
-export function withoutLiveStatus<N extends GraphNode>(node: N): N {
+/** The node (or any item with `data`) without its live keys (the same object when it has none). */
+export function withoutLiveStatus<N>(node: N): N {
   const data = (node as { data?: unknown }).data
   if (!isPlainObject(data) || !LIVE_KEYS.some((k) => k in data)) return node
   const rest = { ...data }

@@ -11,6 +11,9 @@ import { join } from 'node:path'
 import { parse } from 'yaml'
 import { freePort } from '../helpers/ports.ts'
 
+// Longer than the suite's 120 s per file: this file does much more work, and a loaded machine doubles it.
+t.setTimeout(240_000)
+
 const root = new URL('../..', import.meta.url).pathname
 
 

@@ -14,6 +14,9 @@ import { promisify } from 'node:util'
 import { startTestCluster, simClusterBody } from '../helpers/kube.ts'
 import { moduleSpecifiers, namesTypeScriptSource } from '../../scripts/emitted-specifiers.ts'
 
+// Longer than the suite's 120 s per file: this file does much more work, and a loaded machine doubles it.
+t.setTimeout(240_000)
+
 const root = new URL('../..', import.meta.url).pathname
 const exec = promisify(execFile)
 

@@ -18,6 +18,9 @@ import { judge, type Breach } from '../helpers/fuzz-oracle.ts'
 import { buildRequest, describeRequest, operationsOf, planArbitrary, type BuiltRequest, type Operation, type PathPools, type RequestPlan, type Role } from '../helpers/fuzz-requests.ts'
 import type { JsonSchema } from '../helpers/fuzz-schema.ts'
 
+// Longer than the suite's 120 s per file: this file does much more work, and a loaded machine doubles it.
+t.setTimeout(360_000)
+
 const SEED = SHARED_SEED
 const RUNS = Number(process.env.FUZZ_RUNS ?? runs(40))
 /** Requests spent shrinking one counterexample before settling for the smallest found so far. */

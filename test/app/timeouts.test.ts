@@ -16,6 +16,9 @@ import configPlugin from '../../plugins/config.ts'
 import errorsPlugin from '../../plugins/errors.ts'
 import { startTestApp } from '../helpers/app.ts'
 
+// Longer than the suite's 120 s per file: several servers each serve many requests first.
+t.setTimeout(240_000)
+
 const REQUEST = 600
 const HEADERS = 300
 const KEEP_ALIVE = 300

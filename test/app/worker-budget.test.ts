@@ -1,4 +1,4 @@
-// Issue 22, item 1: a job past WORKER_JOB_TIMEOUT_MS has its thread stopped: GET manifests answers 413 naming
+// Issue 22, item 1: a job past WORKER_JOB_TIMEOUT_MS has its thread stopped: GET manifests answers 422 naming
 // the limit, an import fails naming it, and /healthz keeps answering meanwhile.
 import t from 'tap'
 import { startTestApp } from '../helpers/app.ts'
@@ -7,7 +7,7 @@ import { largestGraph, manifests, workflowOf } from '../helpers/large-graph.ts'
 import { whileProbing } from '../helpers/latency-probe.ts'
 import { listen } from '../streams/sse-client.ts'
 
-t.test('past WORKER_JOB_TIMEOUT_MS: the render is stopped and answered 413 naming the limit; an import fails naming it', async (t) => {
+t.test('past WORKER_JOB_TIMEOUT_MS: the render is stopped and answered 422 naming the limit; an import fails naming it', async (t) => {
   const { app } = await startTestApp(t, { WORKER_JOB_TIMEOUT_MS: 50 })
   const base = await listen(app)
   const user = await registerUser(app)
@@ -18,7 +18,7 @@ t.test('past WORKER_JOB_TIMEOUT_MS: the render is stopped and answered 413 namin
   // test runner's TypeScript loaders a thread's start was seen to hold the loop for seconds (the compiled
   // build has no such loaders). event-loop.test.ts asserts the 200 ms on a started pool.
   t.comment(`overrun: worst /healthz ${latency.worstMs.toFixed(1)} ms over ${latency.count} probes (threads started cold)`)
-  t.equal(reply.status, 413)
+  t.equal(reply.status, 422)
   t.same(JSON.parse(reply.text), { error: 'rendering this workflow took longer than 50 ms, the limit for one job (WORKER_JOB_TIMEOUT_MS); it was stopped' })
   t.same(latency.failures, [], 'every /healthz answered')
 

@@ -76,7 +76,7 @@ export default async function manifestRoutes(app: App) {
         },
         ...errorResponses(400, 401, 404),
         406: Type.Ref('ErrorResponse', { description: 'Accept names neither YAML nor JSON' }),
-        413: Type.Ref('ErrorResponse', { description: 'the workflow took longer to render than WORKER_JOB_TIMEOUT_MS allows (or more memory than one job may use)' }),
+        422: Type.Ref('ErrorResponse', { description: 'the workflow took longer to render than WORKER_JOB_TIMEOUT_MS allows (or more memory than one job may use)' }),
         503: Type.Ref('ErrorResponse', { description: 'every worker thread is busy and their queue is full, or the service is shutting down' }),
       },
     },

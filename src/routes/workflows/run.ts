@@ -28,7 +28,7 @@ export default async function runRoutes(app: App) {
       response: {
         200: Type.Ref('Run', { description: 'the run, finished' }),
         202: Type.Ref('Run', { description: 'the run, still running; `Location` names it' }),
-        ...errorResponses(400, 401, 403, 404, 409, 413, 503),
+        ...errorResponses(400, 401, 403, 404, 409, 413, 422, 503),
       },
     },
   }, async (req, reply) => {
