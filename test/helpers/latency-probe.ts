@@ -41,3 +41,22 @@ export async function whileProbing<T>(base: string, work: () => Promise<T>, { mi
     await probing
   }
 }
+
+/**
+ * Runs a probed attempt until its worst /healthz is within `budgetMs`, at most `tries` times; answers the
+ * best attempt and every attempt's worst. Why more than one: the suite runs two test files at once on a
+ * 2-core machine, and the operating system can keep the event loop's thread off a CPU for a few hundred
+ * milliseconds while it does nothing at all; that delay is random. Work that holds the loop is not: it
+ * holds it again on every attempt, so it still fails (the inputs this guards against held it for seconds).
+ */
+export async function withinBudget<T>(budgetMs: number, attempt: () => Promise<{ result: T; latency: LatencyReport }>, tries = 3): Promise<{ result: T; latency: LatencyReport; worstPerAttempt: number[] }> {
+  const worstPerAttempt: number[] = []
+  let best: { result: T; latency: LatencyReport } | undefined
+  for (let i = 0; i < tries; i++) {
+    const outcome = await attempt()
+    worstPerAttempt.push(outcome.latency.worstMs)
+    if (!best || outcome.latency.failures.length < best.latency.failures.length || (outcome.latency.failures.length === best.latency.failures.length && outcome.latency.worstMs < best.latency.worstMs)) best = outcome
+    if (outcome.latency.failures.length === 0 && outcome.latency.worstMs < budgetMs) break
+  }
+  return { ...best!, worstPerAttempt }
+}
