@@ -12,6 +12,7 @@ import { PassThrough } from 'node:stream'
 import { pino } from 'pino'
 import { loggerOptions, logDestination } from '../../src/logger.ts'
 import { loadConfig, ConfigError } from '../../src/config.ts'
+import { runToExit, type Exited } from '../helpers/run-to-exit.ts'
 
 const server = new URL('../../src/server.ts', import.meta.url).pathname
 // The loader by absolute URL, so the server can run with any working directory.
@@ -25,15 +26,8 @@ async function tempDir(t: { teardown(fn: () => unknown): void }): Promise<string
 }
 
 /** Runs the server to its exit (every case here stops at start-up) and returns what it said. */
-async function runServer(env: Record<string, string>, cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const base: Record<string, string> = { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0' }
-  const child = spawn(process.execPath, ['--import', tsx, server], { cwd, env: { ...base, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
-  let stdout = ''
-  let stderr = ''
-  child.stdout.on('data', (d) => { stdout += d })
-  child.stderr.on('data', (d) => { stderr += d })
-  const [code] = await once(child, 'exit')
-  return { code, stdout, stderr }
+function runServer(env: Record<string, string>, cwd: string): Promise<Exited> {
+  return runToExit([server], { HOST: '127.0.0.1', PORT: '0', ...env }, cwd)
 }
 
 t.test('production without ENCRYPTION_KEY stops with one line, before DATA_DIR is touched', async (t) => {

@@ -59,7 +59,7 @@ t.test('start refuses before recording anything', async (t) => {
     [{ cluster: 'nope' }, 404, /cluster not found/],
     [{ workflow_id: othersWf.body.id, node_id: 'n1' }, 404, /workflow not found/],
     [{ workflow_id: wf.body.id, node_id: 'missing' }, 400, /node_id/],
-    [{ repo_url: 'http://169.254.169.254/latest/meta-data.git' }, 400, /link-local or cloud metadata/],
+    [{ repo_url: 'http://169.254.169.254/latest/meta-data.git' }, 400, /repo_url address 169\.254\.169\.254 is not allowed \(cloud metadata\)/],
     [{ repo_url: 'https://user:pw@example.com/x.git' }, 400, /credentials in the URL/],
     [{ repo_url: 'file:///etc/passwd' }, 400, /repo_url must use https/],
     [{ repo_url: 'not a url' }, 400, /absolute URL/],

@@ -1,8 +1,6 @@
 // Damaged copies of a data directory: what start-up refuses (one line naming the file, the offset and the
 // repair command, nothing changed on disk), what it fixes by itself (a torn tail, leftovers of an
 // interrupted compaction, a directory from before the MANIFEST), and what the repair command keeps.
-import { spawn } from 'node:child_process'
-import { once } from 'node:events'
 import { cp, mkdtemp, readdir, readFile, rename, rm, truncate, writeFile, stat, copyFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -12,9 +10,9 @@ import { startEmbeddedMongoServer, type EmbeddedMongoServer } from '../../src/em
 import { DataDirectoryDamagedError, type DiskStorage } from '../../src/embedded-mongo/storage/disk-storage.ts'
 import { decodeFrames, encodeFrame } from '../../src/embedded-mongo/storage/frames.ts'
 import { repairDataDirectory } from '../../src/embedded-mongo/storage/repair.ts'
+import { runToExit } from '../helpers/run-to-exit.ts'
 
 const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined }
-const tsx = import.meta.resolve('tsx')
 const root = new URL('../..', import.meta.url).pathname
 
 async function tempDir(t: Test, prefix = 'integrity-'): Promise<string> {
@@ -370,15 +368,7 @@ t.test('a directory written before MANIFEST existed opens and gets one', async (
   t.same((await ids(dir)).length, 3, 'and opens again with it')
 })
 
-async function run(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', tsx, ...args], { cwd: root, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
-  let stdout = ''
-  let stderr = ''
-  child.stdout.on('data', (d) => { stdout += d })
-  child.stderr.on('data', (d) => { stderr += d })
-  const [code] = await once(child, 'exit')
-  return { code, stdout, stderr }
-}
+const run = (args: string[], env: Record<string, string>) => runToExit(args, env, root)
 
 t.test('npm start stops with one line naming the damage, and the repair command fixes it', async (t) => {
   const dir = await copyOf(t, journalOnly)
