@@ -30,7 +30,6 @@ import { outboundPolicyFor, type OutboundPolicy } from '../src/net/outbound-poli
 import { OidcTokenSource } from '../src/kube/oidc-token.ts'
 import { k8s } from '../src/kube/client.ts'
 import { RunService, type ApplyEngine } from '../src/services/run-service.ts'
-import { deriveStatus } from '../src/kube/status/index.ts'
 import { BuildRepository } from '../src/repositories/builds.ts'
 import { BuildService } from '../src/services/build-service.ts'
 import { ImportSessionRepository } from '../src/repositories/import-sessions.ts'
@@ -109,12 +108,6 @@ export default fp(async (app) => {
     onThreadError: (err) => app.log.error({ err: { message: String((err as Error)?.message) } }, 'a worker thread failed'),
   })
   const renderer = new GraphRenderer(pool)
-  const runs = new RunService({
-    workflows: workflowRepo, workflowService: workflows, versions: versionRepo, runs: runRepo, clusters,
-    plugin: (id) => plugins.getForRender(id), engine, resources, render: (graph, ctx) => renderer.render(graph, ctx),
-    deriveStatus, bus, log: app.log,
-    clusterConcurrency: config.RUN_CLUSTER_CONCURRENCY, readyTimeoutMs: config.RUN_READY_TIMEOUT_MS, heartbeatMs: config.RUN_HEARTBEAT_MS, requestTimeoutMs: config.CLUSTER_TIMEOUT_MS,
-  })
   const clusterLogs = new ClusterLogRepository(db)
   const resourceWatch = new ResourceWatchService({
     resources: resourceRepo, workflows: workflowRepo, bus, log: app.log,
@@ -124,6 +117,12 @@ export default fp(async (app) => {
     // A watch reconnect is news about the connection, as a health check is.
     clusterLog: (clusterId, success, message) => clusterLogs.add(clusterId, 'watch', success, message),
     backoff: { baseMs: config.WATCH_BACKOFF_BASE_MS, maxMs: config.WATCH_BACKOFF_MAX_MS }, requestTimeoutMs: config.CLUSTER_TIMEOUT_MS,
+  })
+  const runs = new RunService({
+    workflows: workflowRepo, workflowService: workflows, versions: versionRepo, runs: runRepo, clusters,
+    plugin: (id) => plugins.getForRender(id), engine, resources, render: (graph, ctx) => renderer.render(graph, ctx),
+    live: resourceWatch, bus, log: app.log,
+    clusterConcurrency: config.RUN_CLUSTER_CONCURRENCY, readyTimeoutMs: config.RUN_READY_TIMEOUT_MS, heartbeatMs: config.RUN_HEARTBEAT_MS, requestTimeoutMs: config.CLUSTER_TIMEOUT_MS,
   })
   const services: Services = {
     workflows,

@@ -123,7 +123,7 @@ export class ResourceService {
         status: 'pending', status_message: `${o.action}; its status is not known yet`, ready: null, counters: {}, ...fields(o),
       }
     })
-    this.changed(ownerId, await this.deps.resources.observe(ownerId, run.cluster_id, records))
+    this.changed(ownerId, await this.deps.resources.observe(ownerId, run.cluster_id, records, { keepWatchedStatus: true }))
   }
 
   async markDeleted(ownerId: string, clusterId: string, objects: Array<{ kind: string; name: string; namespace: string | null }>): Promise<void> {

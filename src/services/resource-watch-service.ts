@@ -5,19 +5,25 @@
 // resource, and the node's `data._status` in the workflow by a targeted update) and published once as
 // `resource.status`.
 //
-// What counts as a change: the status, or the ready count ("1/3" → "2/3": the canvas shows it, and a scale to
-// zero is a running → running move otherwise invisible). A changed message alone (a crash back-off's timer
-// text, a growing restart count in the counters) is neither stored nor published: it would turn one crash
-// loop into an event every few seconds.
+// What counts as a change: the status, the ready count ("1/3" → "2/3": the canvas shows it, and a scale to
+// zero is a running → running move otherwise invisible), or the condition the message describes (a stale
+// "waiting for the controller" must not outlive the rollout it described). Numbers that merely tick in a
+// message (a crash back-off's seconds, a growing restart count) are not a new condition (messageKey): they
+// would turn one crash loop into an event every few seconds.
 //
 // Which set is followed is reconciled from the database: at start, after every run (`run.finished`) and
 // whenever tracked resources change (`resources.changed`); archive and delete stop a workflow's watchers at
 // once; `close()` stops them all. Watches use the resource owner's access to the cluster (viewer suffices).
+//
+// A run's objects are followed from the moment they are applied (`follow`), not from the end of the run: the
+// run's readiness wait (`awaitStatus`) reads the same derived state the streams publish, so a crash-looping
+// workload fails the run as soon as its pod says so, and subscribers see every transition while it runs.
 import type { KubeConfig } from '@kubernetes/client-node'
 import type { EventBus } from '../events/bus.ts'
 import { WatchHub, type StreamKey, type WatchEventType, type ReconnectInfo } from '../kube/watch-hub.ts'
 import type { BackoffOptions } from '../kube/watch-backoff.ts'
 import { deriveStatus, type DerivedStatus, type ResourceStatus } from '../kube/status/index.ts'
+const messageKey = (m: string): string => m.replace(/\d+/g, '#') // TEMP until status exports it
 import { matchesSelector, podSelectorOf } from '../kube/status/selector.ts'
 import { MANAGED_BY, MANAGED_BY_LABEL } from '../manifests/metadata.ts'
 import type { KubeObject } from '../manifests/types.ts'
@@ -60,6 +66,24 @@ interface Watched {
   lastWriteAt: number
 }
 
+/** What a run's wait is told: the object's latest derived status, or that it is not (or no longer) followed. */
+export interface AwaitedStatus { settled: boolean; followed: boolean; last: DerivedStatus | null }
+export interface ObjectRef { kind: string; name: string; namespace: string | null }
+
+interface Waiter { accept(d: DerivedStatus, resourceVersion: string | undefined): boolean; finish(settled: boolean): void; last: DerivedStatus | null }
+
+/**
+ * Whether the cached object is at least the version a run applied: until the apply's own event arrives the
+ * cache may still hold the previous spec, whose "running" says nothing about the new one. Resource versions
+ * are opaque to clients, so only equality is certain; every API server we know of (etcd's revision, the
+ * simulator's counter) uses increasing integers, which is what the comparison relies on otherwise.
+ */
+export function atLeastVersion(seen: string | undefined, applied: string | null): boolean {
+  if (!applied || seen === applied) return true
+  if (!seen) return false
+  return /^\d+$/.test(seen) && /^\d+$/.test(applied) && BigInt(seen) >= BigInt(applied)
+}
+
 const podKey = (cluster: string, namespace: string): StreamKey => ({ cluster, apiVersion: 'v1', kind: 'Pod', namespace })
 const nsKey = (cluster: string, namespace: string | null) => `${cluster}\n${namespace ?? ''}`
 const wfKey = (owner: string, workflow: string) => `${owner}\n${workflow}`
@@ -79,6 +103,10 @@ export class ResourceWatchService {
   private readonly nodesWithOwnObjects = new Set<string>()
   private readonly reconciling = new Map<string, { running: Promise<void>; again: boolean }>()
   private readonly reconnectLog = new Map<string, { at: number; suppressed: number }>()
+  /** Workflows with a run applying now (owner\nworkflow → runs): followed before their first run has finished. */
+  private readonly running = new Map<string, number>()
+  /** Runs waiting for a followed resource's status, by resource id. */
+  private readonly waiters = new Map<string, Set<Waiter>>()
   private offBus: Array<() => void> = []
   private closed = false
 
@@ -114,6 +142,7 @@ export class ResourceWatchService {
     for (const off of this.offBus) off()
     this.offBus = []
     for (const w of [...this.watched.values()]) this.unwatch(w)
+    for (const set of [...this.waiters.values()]) for (const x of [...set]) x.finish(false)
     this.hub.close()
     await Promise.allSettled([...this.reconciling.values()].map((r) => r.running))
   }
@@ -128,11 +157,11 @@ export class ResourceWatchService {
 
   // Which resources are followed
 
-  /** Coalesces reconciles per owner: one running, at most one more queued. */
-  private schedule(ownerId: string): void {
-    if (this.closed) return
+  /** Coalesces reconciles per owner: one running, at most one more queued. Settles after a reconcile that began after the call. */
+  private schedule(ownerId: string): Promise<void> {
+    if (this.closed) return Promise.resolve()
     const r = this.reconciling.get(ownerId)
-    if (r) { r.again = true; return }
+    if (r) { r.again = true; return r.running }
     const entry = { running: Promise.resolve(), again: false }
     entry.running = (async () => {
       do {
@@ -142,6 +171,79 @@ export class ResourceWatchService {
       this.reconciling.delete(ownerId)
     })()
     this.reconciling.set(ownerId, entry)
+    return entry.running
+  }
+
+  // Runs
+
+  /**
+   * A run of the workflow has applied (some of) its objects and recorded them: follow them now (settles once
+   * they are followed). The run holds the workflow (`hold`) meanwhile, so it counts as deployed even before
+   * its first run has finished.
+   */
+  async follow(ownerId: string, workflowId: string): Promise<void> {
+    const k = wfKey(ownerId, workflowId)
+    this.running.set(k, (this.running.get(k) ?? 0) + 1)
+    try {
+      await this.schedule(ownerId)
+    } finally {
+      this.release(ownerId, workflowId)
+    }
+  }
+
+  /** Counts the workflow as deployed until the matching `release` (a run holds it while it applies and waits). */
+  hold(ownerId: string, workflowId: string): void {
+    const k = wfKey(ownerId, workflowId)
+    this.running.set(k, (this.running.get(k) ?? 0) + 1)
+  }
+
+  /** The run that held the workflow has finished; `run.finished` reconciles what stays followed. */
+  release(ownerId: string, workflowId: string): void {
+    const k = wfKey(ownerId, workflowId)
+    const n = (this.running.get(k) ?? 0) - 1
+    if (n > 0) this.running.set(k, n)
+    else this.running.delete(k)
+  }
+
+  /**
+   * Waits until the followed object's derived status satisfies `settled` (true), or `timeoutMs` passes, or
+   * the object stops being followed (false). `last` is the latest status derived meanwhile: the reason.
+   */
+  awaitStatus(ownerId: string, clusterId: string, ref: ObjectRef & { resourceVersion: string | null }, settled: (d: DerivedStatus) => boolean, timeoutMs: number): Promise<AwaitedStatus> {
+    const w = [...this.watched.values()].find((x) => x.owner_id === ownerId && x.cluster_id === clusterId && x.kind === ref.kind && x.name === ref.name && x.namespace === ref.namespace)
+    if (!w || this.closed) return Promise.resolve({ settled: false, followed: false, last: null })
+    return new Promise((resolve) => {
+      let set = this.waiters.get(w.id)
+      if (!set) { set = new Set(); this.waiters.set(w.id, set) }
+      const waiters = set
+      const timer = setTimeout(() => waiter.finish(false), timeoutMs)
+      timer.unref?.()
+      const waiter: Waiter = {
+        last: null,
+        accept: (d, rv) => {
+          if (d.status !== 'deleted' && !atLeastVersion(rv, ref.resourceVersion)) return false
+          waiter.last = d
+          if (!settled(d)) return false
+          waiter.finish(true)
+          return true
+        },
+        finish: (ok) => {
+          clearTimeout(timer)
+          if (!waiters.delete(waiter)) return
+          if (waiters.size === 0 && this.waiters.get(w.id) === waiters) this.waiters.delete(w.id)
+          resolve({ settled: ok, followed: this.watched.get(w.id) === w, last: waiter.last })
+        },
+      }
+      waiters.add(waiter)
+      // The streams may already know it (a re-run of a followed workflow): judge from their caches now.
+      this.evaluate(w)
+    })
+  }
+
+  private notify(w: Watched, d: DerivedStatus, resourceVersion?: string): void {
+    const set = this.waiters.get(w.id)
+    if (!set) return
+    for (const x of [...set]) x.accept(d, resourceVersion)
   }
 
   /** Follows exactly the non-deleted tracked resources of active workflows (of one owner, or of all). */
@@ -149,6 +251,10 @@ export class ResourceWatchService {
     if (this.closed) return
     const [docs, active] = await Promise.all([this.deps.resources.watchable(ownerId), this.deps.activeWorkflowIds(ownerId)])
     if (this.closed) return
+    for (const k of this.running.keys()) {
+      const [owner, workflow] = k.split('\n')
+      if (ownerId === undefined || owner === ownerId) active.add(workflow)
+    }
     const now = Date.now()
     for (const [id, at] of this.gone) if (now - at > GONE_MEMORY_MS) this.gone.delete(id)
     const wanted = new Map<string, ResourceDoc>()
@@ -217,6 +323,7 @@ export class ResourceWatchService {
     this.watched.delete(w.id)
     for (const off of w.off) off()
     w.off = []
+    for (const x of [...(this.waiters.get(w.id) ?? [])]) x.finish(false)
     if (WORKLOAD_KINDS.has(w.kind) && w.namespace) {
       const k = nsKey(w.cluster_id, w.namespace)
       const set = this.workloads.get(k)
@@ -268,12 +375,16 @@ export class ResourceWatchService {
     const obj = this.hub.object(w.key, w.name)
     if (!obj) return
     if (WORKLOAD_KINDS.has(w.kind) && w.namespace && !this.hub.isSynced(podKey(w.cluster_id, w.namespace))) return
-    this.change(w, deriveStatus(obj, { pods: this.podsOf(w, obj) }))
+    const d = deriveStatus(obj, { pods: this.podsOf(w, obj) })
+    this.change(w, d)
+    this.notify(w, d, typeof obj.metadata.resourceVersion === 'string' ? obj.metadata.resourceVersion : undefined)
   }
 
   private deleted(w: Watched, _obj: KubeObject | null): void {
     if (this.watched.get(w.id) !== w) return
-    this.change(w, { status: 'deleted', message: 'deleted from the cluster', ready: null, counters: {} })
+    const d: DerivedStatus = { status: 'deleted', message: 'deleted from the cluster', ready: null, counters: {} }
+    this.change(w, d)
+    this.notify(w, d)
     this.gone.set(w.id, Date.now())
     const k = wfKey(w.owner_id, w.workflow_id)
     this.unwatch(w)
@@ -282,7 +393,7 @@ export class ResourceWatchService {
   }
 
   private change(w: Watched, d: DerivedStatus): void {
-    if (d.status === w.status && d.ready === w.ready) return
+    if (d.status === w.status && d.ready === w.ready && messageKey(d.message) === messageKey(w.message)) return
     const old = w.status
     Object.assign(w, { status: d.status, message: d.message, ready: d.ready, counters: d.counters })
     w.pending++

@@ -1,84 +1,37 @@
-// After the apply, a run waits (bounded) for its workloads to become ready, so "completed" means the
-// graph is up, not merely accepted. Polling with a growing interval: a run lasts seconds and touches few
-// workloads, so a watch per kind would cost more connections than it saves.
-import type { KubeConfig } from '@kubernetes/client-node'
-import { isNotFound, objectClient, plain } from '../kube/deploy-client.ts'
-import type { KubeObject } from '../manifests/types.ts'
-import type { Schedule } from './run-limiter.ts'
+// After the apply, a run waits (bounded) for its workloads to become ready, so "completed" means the graph
+// is up, not merely accepted. The wait reads the watch hub's derived state (resource-watch-service): the
+// same state, from the same pods, that the streams publish, so a run and its subscribers never disagree,
+// and a workload whose pods cannot start ends the wait as soon as a pod says so, not at the timeout.
+import type { DerivedStatus } from '../kube/status/index.ts'
+import type { AwaitedStatus, ObjectRef } from './resource-watch-service.ts'
 
 export const WORKLOAD_KINDS: ReadonlySet<string> = new Set(['Deployment', 'StatefulSet', 'DaemonSet', 'ReplicaSet', 'Pod'])
 
-export interface Derived { status: string; message: string }
-export type DeriveStatus = (object: KubeObject, ctx?: { pods?: KubeObject[] }) => Derived
-
-export interface ObjectRef { apiVersion: string; kind: string; name: string; namespace: string | null }
-
-export interface LiveReader {
-  read(ref: ObjectRef): Promise<KubeObject | null>
-  /** The pods a workload selects (its spec.selector.matchLabels), for a message that says why it is not ready. */
-  pods(namespace: string, matchLabels: Record<string, string>): Promise<KubeObject[]>
-  close(): void
+/** What a run needs of the watchers: follow what it applied, and tell when each workload settles. */
+export interface LiveFollower {
+  hold(ownerId: string, workflowId: string): void
+  release(ownerId: string, workflowId: string): void
+  follow(ownerId: string, workflowId: string): Promise<void>
+  awaitStatus(ownerId: string, clusterId: string, ref: ObjectRef & { resourceVersion: string | null }, settled: (d: DerivedStatus) => boolean, timeoutMs: number): Promise<AwaitedStatus>
 }
 
-/** Reads through the deploy's pooled client (one keep-alive pool, a time limit per request), each read scheduled within the cluster's bound. */
-export async function liveReader(kc: KubeConfig, schedule: Schedule = (task) => task(), timeoutMs?: number): Promise<LiveReader> {
-  const client = await objectClient(kc, timeoutMs)
-  return {
-    read: (ref) => schedule(async () => {
-      try {
-        return plain(await client.api.read({ apiVersion: ref.apiVersion, kind: ref.kind, metadata: { name: ref.name, ...(ref.namespace && { namespace: ref.namespace }) } }))
-      } catch (err) {
-        if (isNotFound(err)) return null
-        throw err
-      }
-    }),
-    pods: (namespace, matchLabels) => schedule(async () => {
-      const labelSelector = Object.entries(matchLabels).map(([k, v]) => `${k}=${v}`).join(',')
-      const list = await client.api.list('v1', 'Pod', namespace, undefined, undefined, undefined, undefined, labelSelector)
-      return (list.items ?? []).map(plain)
-    }),
-    close: () => client.close(),
-  }
-}
+export type Readiness = { ready: true } | { ready: false; message: string }
 
-export type Readiness = { ready: true; live: KubeObject } | { ready: false; message: string; live: KubeObject | null }
+/**
+ * Ends the wait: ready (running, completed), or a state that will not turn ready without a change: failed,
+ * degraded (`warning`: some replicas serve while others cannot start, or a paused rollout), deleted.
+ */
+export const settles = (d: DerivedStatus): boolean => d.status !== 'pending' && d.status !== 'unknown'
 
 const READY = new Set(['running', 'completed'])
 
-/**
- * Waits until the workload derives as running (or completed), fails fast when it derives as failed, and
- * gives up after `timeoutMs` with the last status message (read with its pods, which say why).
- */
-export async function waitReady(reader: LiveReader, ref: ObjectRef, derive: DeriveStatus, timeoutMs: number, signal?: AbortSignal): Promise<Readiness> {
-  const deadline = Date.now() + timeoutMs
-  let interval = 20
-  let live: KubeObject | null = null
-  let last: Derived = { status: 'pending', message: 'not observed yet' }
-  for (;;) {
-    try {
-      live = await reader.read(ref)
-      if (!live) return { ready: false, message: `${ref.kind} ${ref.name} disappeared after it was applied`, live: null }
-      last = derive(live)
-      if (READY.has(last.status)) return { ready: true, live }
-      if (last.status === 'failed') break
-    } catch (err) {
-      last = { status: 'unknown', message: `could not read it: ${(err as { code?: number }).code ?? 'no answer'}` }
-    }
-    if (Date.now() + interval > deadline || signal?.aborted) break
-    await new Promise((resolve) => setTimeout(resolve, interval))
-    interval = Math.min(interval * 2, 500)
-  }
-  // One more reading with the pods: a workload alone says "0/1 ready", its pods say "ImagePullBackOff".
-  if (live && ref.kind !== 'Pod' && ref.namespace) {
-    const selector = (live.spec as { selector?: { matchLabels?: Record<string, string> } } | undefined)?.selector?.matchLabels
-    if (selector && Object.keys(selector).length) {
-      try {
-        const withPods = derive(live, { pods: await reader.pods(ref.namespace, selector) })
-        if (READY.has(withPods.status)) return { ready: true, live }
-        last = withPods
-      } catch { /* the message without pods stands */ }
-    }
-  }
+export async function awaitReady(live: LiveFollower, ownerId: string, clusterId: string, ref: ObjectRef & { resourceVersion: string | null }, timeoutMs: number): Promise<Readiness> {
+  const outcome = await live.awaitStatus(ownerId, clusterId, ref, settles, timeoutMs)
+  const last = outcome.last
+  if (outcome.settled && last && READY.has(last.status)) return { ready: true }
+  if (last?.status === 'deleted') return { ready: false, message: `${ref.kind} ${ref.name} disappeared after it was applied` }
+  if (outcome.settled && last) return { ready: false, message: last.message }
+  if (!outcome.followed && !last) return { ready: false, message: 'its status could not be followed (the service is stopping, or its record could not be written)' }
   const seconds = Math.round(timeoutMs / 100) / 10
-  return { ready: false, message: last.status === 'failed' ? last.message : `not ready after ${seconds}s: ${last.message}`, live }
+  return { ready: false, message: `not ready after ${seconds}s: ${last?.message ?? 'no status observed yet (the cluster\'s watch has not answered)'}` }
 }

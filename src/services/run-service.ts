@@ -19,7 +19,7 @@ import { redactor, redactDeep, triggerValues, type Redact } from './run-redactio
 import { ClusterLimiters, type Schedule } from './run-limiter.ts'
 import { RunLog } from './run-log.ts'
 import { errorForLog } from '../log-redaction.ts'
-import { liveReader, waitReady, WORKLOAD_KINDS, type DeriveStatus, type LiveReader } from './run-readiness.ts'
+import { awaitReady, WORKLOAD_KINDS, type LiveFollower } from './run-readiness.ts'
 
 export interface RunRequest {
   cluster?: string
@@ -57,7 +57,8 @@ export interface RunServiceDeps {
   plugin: (ref: string) => Promise<RunPlugin | null>
   engine: ApplyEngine
   resources: TrackedResources
-  deriveStatus: DeriveStatus
+  /** The watchers: a run's objects are followed from their apply, and its readiness wait reads their state. */
+  live: LiveFollower
   bus: EventBus
   log: Logger
   clusterConcurrency: number
@@ -65,8 +66,6 @@ export interface RunServiceDeps {
   /** How often this process marks its runs alive; a run silent for three periods is taken as abandoned. */
   heartbeatMs: number
   requestTimeoutMs?: number
-  /** Reads live objects for the readiness wait; a test may replace it. */
-  reader?: (kc: KubeConfig, schedule: Schedule, timeoutMs?: number) => Promise<LiveReader>
   /** renderWorkflow, on a worker thread for a large graph (src/workers/render.ts); renderWorkflow itself when absent. */
   render?: typeof renderWorkflow
 }
@@ -145,7 +144,8 @@ export class RunService {
     }
     this.deps.bus.emit('run.started', { owner_id: ownerId, workflow_id: workflowId, run_id: runId })
     const plan: Plan = { ownerId, workflow, runId, version, cluster, kc, objects, plugins, redact, request, startedAt }
-    const done = this.execute(plan).catch((err: unknown) => {
+    if (!dryRun) this.deps.live.hold(ownerId, workflowId)
+    const done = this.execute(plan).finally(() => { if (!dryRun) this.deps.live.release(ownerId, workflowId) }).catch((err: unknown) => {
       // Recording the outcome failed (the database went away, e.g. at shutdown): the next start recovers it.
       this.deps.log.error({ run_id: runId, err: errorForLog(err, redact) }, 'the run\'s outcome could not be recorded')
       return { ...run, status: 'failed' as const, error: 'the run\'s outcome could not be recorded' }
@@ -199,17 +199,17 @@ export class RunService {
     return result.objects
   }
 
-  /** The background part: apply, wait for workloads, record. A failure of the apply is the run's; only recording can reject. */
+  /** The background part: apply (each object recorded and followed as it lands), wait for workloads, record. A failure of the apply is the run's; only recording can reject. */
   private async execute(plan: Plan): Promise<Run> {
     const { ownerId, workflow, runId, cluster, kc, redact, request } = plan
     const dryRun = request.dry_run === true
     const log = new RunLog(redact)
     const progress = new Map<string, RunNodeResult>()
     const saver = this.progressSaver(runId, () => [...progress.values()], log)
+    const tracker = new AppliedTracker(this.deps, plan, log, (err) => this.deps.log.error({ run_id: runId, err: errorForLog(err, redact) }, 'recording tracked resources failed'))
     let result: DeployResult | null = null
     let nodes: RunNodeResult[] = []
     let error: string | null = null
-    let tracked: AppliedObject[] = []
     try {
       log.add(`${dryRun ? 'Dry run' : 'Run'} of "${workflow.name}" version ${plan.version} on cluster ${cluster.name}${request.namespace ? `, namespace ${request.namespace}` : ''}: ${plan.objects.length} objects`)
       const knownNamespaces = dryRun ? [] : await this.knownNamespaces(ownerId, workflow.id, cluster.id)
@@ -224,21 +224,24 @@ export class RunService {
           progress.set(`${applied.node_id}/${applied.kind}/${applied.namespace}/${applied.name}`, node)
           this.deps.bus.emit('run.object', { owner_id: ownerId, workflow_id: workflow.id, run_id: runId, result: withoutLive(applied, redact) })
           saver.touch()
+          if (!dryRun) tracker.applied(applied)
         },
         log: (line) => log.add(line),
-        ...(!dryRun && { awaitReady: (applied) => this.awaitWave(kc, cluster.id, applied, log) }),
+        ...(!dryRun && { awaitReady: (applied) => this.awaitWave(plan, tracker, applied, log) }),
         ...(this.deps.requestTimeoutMs && { requestTimeoutMs: this.deps.requestTimeoutMs }),
       })
       nodes = result.objects.map((o) => toNodeResult(o, redact))
-      tracked = result.objects
       if (result.error) error = redact(result.error)
-      if (!dryRun && !result.error) {
-        tracked = await this.awaitWorkloads(kc, cluster.id, result.objects, nodes, log)
+      if (!dryRun) {
+        await tracker.flush(result.pruned)
+        if (!result.error) await this.awaitWorkloads(plan, result.objects, nodes, log)
       }
     } catch (err) {
       error = redact(`the run stopped: ${describe(err)}`)
       log.add(error)
       this.deps.log.error({ run_id: runId, err: errorForLog(err, redact) }, 'run failed unexpectedly')
+      // What was applied before the failure is in the cluster: its records must say so.
+      if (!dryRun) await tracker.flush(result?.pruned ?? [])
     }
     await saver.flush()
 
@@ -247,51 +250,42 @@ export class RunService {
     if (!error && failedNodes.length) error = `${failedNodes.length} of ${nodes.length} objects failed: ${failedNodes.slice(0, 5).map((n) => `${n.kind} ${n.name}`).join(', ')}${failedNodes.length > 5 ? ', …' : ''}`
     if (!error && failedPrunes.length) error = `${failedPrunes.length} objects that left the graph could not be deleted: ${failedPrunes.slice(0, 5).map((p) => `${p.kind} ${p.name}`).join(', ')}`
     const status = error ? 'failed' : 'completed'
-    if (!dryRun && result) await this.track(plan, tracked, result.pruned, log)
     log.add(`${dryRun ? 'Dry run' : 'Run'} ${status}${error ? `: ${error}` : ''}`)
     const applied_count = result?.objects.filter((o) => o.action === 'created' || o.action === 'configured' || o.action === 'unchanged').length ?? 0
     return this.finish(plan, { status, nodes, logs: log.lines(), error, ...(!dryRun && { applied_count }) })
   }
 
-  /** Waits for the applied workloads; a workload that never becomes ready fails its node. Returns the objects with their latest live state. */
-  private async awaitWorkloads(kc: KubeConfig, clusterId: string, objects: AppliedObject[], nodes: RunNodeResult[], log: RunLog): Promise<AppliedObject[]> {
+  /** Waits for the applied workloads, reading the watchers' state; a workload that does not get ready fails its node. */
+  private async awaitWorkloads(plan: Plan, objects: AppliedObject[], nodes: RunNodeResult[], log: RunLog): Promise<void> {
     const waiting = objects.map((o, i) => ({ o, i })).filter(({ o }) => WORKLOAD_KINDS.has(o.kind) && o.action !== 'failed' && o.action !== 'skipped')
-    if (!waiting.length) return objects
+    if (!waiting.length) return
     log.add(`waiting up to ${Math.round(this.deps.readyTimeoutMs / 100) / 10}s for ${waiting.length} workloads to become ready`)
-    const reader = await (this.deps.reader ?? liveReader)(kc, this.limiters.for(clusterId), this.deps.requestTimeoutMs)
-    const latest = [...objects]
-    try {
-      await Promise.all(waiting.map(async ({ o, i }) => {
-        const outcome = await waitReady(reader, { apiVersion: o.api_version, kind: o.kind, name: o.name, namespace: o.namespace }, this.deps.deriveStatus, this.deps.readyTimeoutMs)
-        if (outcome.live) latest[i] = { ...o, live: outcome.live }
-        const node = nodes[i]
-        if (outcome.ready) { log.add(`${o.kind} ${o.name} is ready`); return }
-        nodes[i] = { ...node, action: 'failed', message: log.redact(`${node.action}, but ${outcome.message}`) }
-        log.add(`${o.kind} ${o.name}: ${nodes[i].message}`)
-      }))
-    } finally {
-      reader.close()
-    }
-    return latest
+    await Promise.all(waiting.map(async ({ o, i }) => {
+      const outcome = await this.readiness(plan, o)
+      const node = nodes[i]
+      if (outcome.ready) { log.add(`${o.kind} ${o.name} is ready`); return }
+      nodes[i] = { ...node, action: 'failed', message: log.redact(`${node.action}, but ${outcome.message}`) }
+      log.add(`${o.kind} ${o.name}: ${nodes[i].message}`)
+    }))
+  }
+
+  private readiness(plan: Plan, o: AppliedObject) {
+    return awaitReady(this.deps.live, plan.ownerId, plan.cluster.id, { kind: o.kind, name: o.name, namespace: o.namespace, resourceVersion: o.resource_version }, this.deps.readyTimeoutMs)
   }
 
   /**
    * Before dependents are applied: waits (up to the ready timeout) for the workloads they depend on. One that
    * never gets ready does not hold the run; its node fails in the final wait and the dependents are applied.
    */
-  private async awaitWave(kc: KubeConfig, clusterId: string, applied: AppliedObject[], log: RunLog): Promise<void> {
+  private async awaitWave(plan: Plan, tracker: AppliedTracker, applied: AppliedObject[], log: RunLog): Promise<void> {
     const workloads = applied.filter((o) => WORKLOAD_KINDS.has(o.kind))
     if (!workloads.length) return
+    await tracker.flush([])
     log.add(`waiting for ${workloads.map((o) => `${o.kind} ${o.name}`).join(', ')} before applying what depends on ${workloads.length === 1 ? 'it' : 'them'}`)
-    const reader = await (this.deps.reader ?? liveReader)(kc, this.limiters.for(clusterId), this.deps.requestTimeoutMs)
-    try {
-      await Promise.all(workloads.map(async (o) => {
-        const outcome = await waitReady(reader, { apiVersion: o.api_version, kind: o.kind, name: o.name, namespace: o.namespace }, this.deps.deriveStatus, this.deps.readyTimeoutMs)
-        log.add(outcome.ready ? `${o.kind} ${o.name} is ready` : `${o.kind} ${o.name} is not ready (${outcome.message}); applying its dependents anyway`)
-      }))
-    } finally {
-      reader.close()
-    }
+    await Promise.all(workloads.map(async (o) => {
+      const outcome = await this.readiness(plan, o)
+      log.add(outcome.ready ? `${o.kind} ${o.name} is ready` : `${o.kind} ${o.name} is not ready (${outcome.message}); applying its dependents anyway`)
+    }))
   }
 
   /**
@@ -312,20 +306,6 @@ export class RunService {
     ])
     const fromRuns = deployments.find((d) => d.cluster_id === clusterId)?.namespaces ?? []
     return [...new Set([...tracked, ...fromRuns])].sort()
-  }
-
-  /** Tracked resources follow what the run applied and pruned; a failure here is logged, the run's outcome stands. */
-  private async track(plan: Plan, objects: AppliedObject[], pruned: PrunedObject[], log: RunLog): Promise<void> {
-    const { ownerId, workflow, cluster } = plan
-    try {
-      await this.deps.resources.recordApplied(ownerId, { workflow_id: workflow.id, cluster_id: cluster.id, cluster: cluster.name }, objects)
-      const deleted = pruned.filter((p) => p.action === 'deleted').map(({ kind, name, namespace }) => ({ kind, name, namespace }))
-      if (deleted.length) await this.deps.resources.markDeleted(ownerId, cluster.id, deleted)
-      this.deps.bus.emit('resources.changed', { owner_id: ownerId })
-    } catch (err) {
-      log.add('the tracked resources could not be updated; POST /v1/api/resources/sync repairs them')
-      this.deps.log.error({ run_id: plan.runId, err: errorForLog(err, log.redact) }, 'recording tracked resources failed')
-    }
   }
 
   private async finish(plan: Plan, outcome: Pick<RunDoc, 'status' | 'nodes' | 'logs' | 'error' | 'applied_count'>): Promise<Run> {
@@ -472,4 +452,42 @@ export function missingApiMessage(object: KubeObject, plugin: RunPlugin | undefi
   const requires = /\bRequires ([^;]+?)(?:;|\.\s|\.$|$)/.exec(plugin.description)?.[1]
   const what = requires ?? `the operator behind the "${plugin.display_name}" plugin`
   return `${api} is not served by this cluster: install ${what} (plugin "${plugin.display_name}"), then run again`
+}
+
+/**
+ * Tracked resources follow what the run applies, as it applies it: each flush records the objects applied
+ * since the last one (and what was pruned), then has the watchers follow them, so their statuses are
+ * published while the run waits. A failure here is logged; the run's outcome stands.
+ */
+class AppliedTracker {
+  private pending: AppliedObject[] = []
+  private warned = false
+
+  constructor(
+    private readonly deps: Pick<RunServiceDeps, 'resources' | 'live' | 'bus'>,
+    private readonly plan: Plan,
+    private readonly log: RunLog,
+    private readonly onError: (err: unknown) => void,
+  ) {}
+
+  applied(o: AppliedObject): void {
+    if (o.action !== 'failed' && o.action !== 'skipped') this.pending.push(o)
+  }
+
+  async flush(pruned: PrunedObject[]): Promise<void> {
+    const { ownerId, workflow, cluster } = this.plan
+    const objects = this.pending
+    this.pending = []
+    const deleted = pruned.filter((p) => p.action === 'deleted').map(({ kind, name, namespace }) => ({ kind, name, namespace }))
+    if (!objects.length && !deleted.length) return
+    try {
+      if (objects.length) await this.deps.resources.recordApplied(ownerId, { workflow_id: workflow.id, cluster_id: cluster.id, cluster: cluster.name }, objects)
+      if (deleted.length) await this.deps.resources.markDeleted(ownerId, cluster.id, deleted)
+      await this.deps.live.follow(ownerId, workflow.id)
+    } catch (err) {
+      if (!this.warned) this.log.add('the tracked resources could not be updated; POST /v1/api/resources/sync repairs them')
+      this.warned = true
+      this.onError(err)
+    }
+  }
 }
