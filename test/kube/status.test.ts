@@ -1,7 +1,9 @@
 // deriveStatus per kind family, on objects shaped as the simulator's controllers (and a real API server)
 // write them. Pure: no cluster.
 import t from 'tap'
-import { deriveStatus } from '../../src/kube/status/index.ts'
+import fc from 'fast-check'
+import { runs } from '../helpers/seed.ts'
+import { deriveStatus, messageKey } from '../../src/kube/status/index.ts'
 import { matchesSelector, podSelectorOf, selectorText } from '../../src/kube/status/selector.ts'
 import type { KubeObject } from '../../src/manifests/types.ts'
 
@@ -40,6 +42,12 @@ t.test('a workload whose pods cannot start: failed when none is ready, warning w
   t.match(deriveStatus(half, { pods: [pod('Running', [runningReady], [cond('Ready', 'True')]), pod('Pending', [{ name: 'web', ready: false, restartCount: 0, state: { waiting: { reason: 'ImagePullBackOff' } } }], [], { name: 'web-2' })] }),
     { status: 'warning', ready: '1/2', message: /1\/2 ready: pod web-2 container web: ImagePullBackOff/ })
   t.match(deriveStatus(deployment(1, { replicas: 1, updatedReplicas: 1, readyReplicas: 1, availableReplicas: 1 }), { pods: [pod('Running', [crashing])] }), { status: 'running' }, 'all desired replicas ready: an extra crashing pod does not count')
+  const unschedulable = pod('Pending', [], [cond('PodScheduled', 'False', 'Unschedulable', '0/2 nodes are available: 2 Insufficient cpu.')], { name: 'web-3' })
+  t.match(deriveStatus(d, { pods: [unschedulable] }), { status: 'failed', message: 'no replica ready: pod web-3 not scheduled: 0/2 nodes are available: 2 Insufficient cpu.' }, 'an unschedulable pod is a reason too')
+  t.match(deriveStatus(d, { pods: [pod('Running', [crashing], [], { name: 'web-1', deletionTimestamp: '2026-11-23T10:00:00Z' })] }), { status: 'pending' }, 'a terminating pod\'s failure is over')
+  t.match(deriveStatus(d, { pods: [obj('v1', 'Pod', { status: { phase: 'Failed', reason: 'Evicted' } }, { name: 'web-9' })] }), { status: 'pending' }, 'an evicted (Failed) pod has been replaced: not a reason')
+  const many = ['web-e', 'web-a', 'web-d', 'web-c', 'web-b'].map((name) => pod('Running', [crashing], [], { name }))
+  t.match(deriveStatus(d, { pods: many }), { status: 'failed', message: /^no replica ready: pod web-a container web: CrashLoopBackOff.*; pod web-b .*; pod web-c .*; and 2 more pods$/ }, 'three pods named, by name, the rest counted')
 })
 
 t.test('StatefulSet, DaemonSet, ReplicaSet', async (t) => {
@@ -58,7 +66,8 @@ t.test('Pod: phase, waiting reasons, readiness', async (t) => {
   t.match(deriveStatus(pod('Running', [crashing])), { status: 'failed', message: /container web: CrashLoopBackOff/, counters: { restarts: 4 } })
   t.match(deriveStatus(pod('Pending', [{ name: 'web', ready: false, restartCount: 0, state: { waiting: { reason: 'ErrImagePull', message: 'not found' } } }])), { status: 'failed', message: 'container web: ErrImagePull: not found' })
   t.match(deriveStatus(pod('Pending', [{ name: 'web', ready: false, restartCount: 0, state: { waiting: { reason: 'ContainerCreating' } } }])), { status: 'pending', message: 'containers ContainerCreating', ready: '0/1' })
-  t.match(deriveStatus(pod('Pending', [], [cond('PodScheduled', 'False', 'Unschedulable', '0/2 nodes are available')])), { status: 'pending', message: 'not scheduled: 0/2 nodes are available' })
+  t.match(deriveStatus(pod('Pending', [], [cond('PodScheduled', 'False', 'Unschedulable', '0/2 nodes are available')])), { status: 'failed', message: 'not scheduled: 0/2 nodes are available' }, 'no node can run it: failed, not pending')
+  t.match(deriveStatus(pod('Pending', [], [cond('PodScheduled', 'False', 'SchedulingGated', 'Scheduling is blocked due to non-empty scheduling gates')])), { status: 'pending', message: /not scheduled: Scheduling is blocked/ }, 'a scheduling gate is deliberate: still pending')
   t.match(deriveStatus(pod('Running', [{ name: 'web', ready: false, restartCount: 0, state: { running: {} } }], [cond('Ready', 'False')])), { status: 'pending', message: 'running, 0/1 containers ready' })
   t.match(deriveStatus(pod('Succeeded', [])), { status: 'completed' })
   t.match(deriveStatus(obj('v1', 'Pod', { status: { phase: 'Failed', reason: 'Evicted', message: 'The node was low on resource: memory.' } })), { status: 'failed', message: 'The node was low on resource: memory.' })
@@ -143,4 +152,38 @@ t.test('selectors: text, in-memory match, and where each kind keeps its own', as
   t.equal(podSelectorOf('Service', { type: 'ExternalName' }), null)
   t.same(podSelectorOf('Deployment', { selector: { matchLabels: { app: 'web' } } }), { matchLabels: { app: 'web' } })
   t.equal(podSelectorOf('Deployment', { selector: {} }), null, 'an empty selector selects nothing here (never every pod)')
+})
+
+t.test('messageKey: ticking numbers are the same condition, another condition is a new key', async (t) => {
+  const crash = (restarts: number, waiting: boolean) => deriveStatus(deployment(2, { replicas: 2, updatedReplicas: 2 }), { pods: [pod('Running', [{
+    name: 'web', ready: false, restartCount: restarts,
+    state: waiting ? { waiting: { reason: 'CrashLoopBackOff', message: `back-off ${10 * restarts}s restarting failed container=web pod=web-1_default(5e1c)` } } : { running: {} },
+    lastState: { terminated: { exitCode: 1, reason: 'Error' } },
+  }], [], { name: 'web-1' })] }).message
+  t.equal(messageKey(crash(3, true)), messageKey(crash(4, true)), 'a restart count and back-off seconds ticking')
+  t.equal(messageKey(crash(3, true)), messageKey(crash(3, false)), 'waiting out a back-off or running between two: one condition')
+  t.equal(crash(3, true), 'no replica ready: pod web-1 container web: CrashLoopBackOff: restarted 3 times, last exit Error (code 1)')
+  t.equal(messageKey('rollout stuck: pod web-b-1 container web: ErrImagePull: failed to pull and unpack image "nginx:fail-pull": not found; 2/2 old replicas still serve'),
+    messageKey('rollout stuck: pod web-b-1 container web: ImagePullBackOff: Back-off pulling image "nginx:fail-pull"; 1/2 old replicas still serve'), 'the kubelet alternating the two reasons of one failing pull')
+  t.equal(messageKey('rollout: 1 of 3 replicas updated'), messageKey('rollout: 2 of 3 replicas updated'))
+  t.equal(messageKey('not scheduled: 0/2 nodes are available: 2 Insufficient cpu.'), messageKey('not scheduled: 0/3 nodes are available: 3 Insufficient cpu.'))
+  const distinct = [
+    'waiting for the controller to observe the new spec', 'rollout: 1 of 3 replicas updated', 'rollout: 1 of 3 updated replicas available',
+    'rollout: 1 old replicas pending termination', 'no replica ready: pod web-1 container web: CrashLoopBackOff: restarted 3 times, last exit Error (code 1)',
+    'no replica ready: pod web-1 container web: CrashLoopBackOff: restarted 3 times, last exit OOMKilled (code 137)',
+    'no replica ready: pod web-1 container sidecar: CrashLoopBackOff: restarted 3 times, last exit Error (code 1)',
+    'no replica ready: pod web-1 container web: CreateContainerConfigError: secret "db" not found',
+    'no replica ready: pod web-1 container web: ImagePullBackOff: Back-off pulling image "nginx:fail-pull"',
+    'rollout stuck: pod web-b-1 container web: ImagePullBackOff: Back-off pulling image "nginx:fail-pull"; 2/2 old replicas still serve',
+    'rollout stuck: pod web-b-1 container web: ImagePullBackOff: Back-off pulling image "nginx:fail-pull"; no old replica serves',
+    'not scheduled: 0/2 nodes are available: 2 Insufficient cpu.', 'not scheduled: 0/2 nodes are available: 2 node(s) had untolerated taint',
+    '2/3 replicas ready', 'scaled to zero', 'terminating',
+  ]
+  t.equal(new Set(distinct.map(messageKey)).size, distinct.length, 'each condition its own key')
+  // Any message, any numbers put into it: the same key; a different word beside them: another key.
+  fc.assert(fc.property(fc.array(fc.stringMatching(/^[a-z :;/()"-]{0,12}$/), { minLength: 1, maxLength: 5 }), fc.array(fc.nat(), { minLength: 5, maxLength: 5 }), fc.array(fc.nat(), { minLength: 5, maxLength: 5 }),
+    (words, a, b) => {
+      const fill = (n: number[]) => words.map((w, i) => `${w}${n[i]}`).join(' ')
+      return messageKey(fill(a)) === messageKey(fill(b)) && messageKey(`${fill(a)} Error`) !== messageKey(`${fill(b)} OOMKilled`)
+    }), { numRuns: runs(300) })
 })

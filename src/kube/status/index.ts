@@ -13,6 +13,7 @@ import { customStatus } from './custom.ts'
 
 export type { ResourceStatus, DerivedStatus, StatusContext, Counters } from './types.ts'
 export { RESOURCE_STATUSES } from './types.ts'
+export { messageKey } from './message-key.ts'
 
 type Derive = (o: KubeObject, ctx: StatusContext) => DerivedStatus
 
