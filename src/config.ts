@@ -44,6 +44,7 @@ export const ConfigSchema = Type.Object({
   RUN_READY_TIMEOUT_MS: Type.Integer({ default: 60_000, minimum: 0, maximum: 1_800_000, description: 'how long a run waits for its workloads to become ready before failing their nodes' }),
   WATCH_BACKOFF_BASE_MS: Type.Integer({ default: 5000, minimum: 1, maximum: 600_000, description: 'first delay before a dropped resource watch reconnects; doubles per failed attempt, with jitter' }),
   WATCH_BACKOFF_MAX_MS: Type.Integer({ default: 60_000, minimum: 1, maximum: 3_600_000, description: 'longest delay between reconnect attempts of a resource watch' }),
+  WATCH_PROBE_INTERVAL_MS: Type.Integer({ default: 2000, minimum: 0, maximum: 600_000, description: 'while watches of a cluster wait in backoff, how often one cheap request (GET /version) asks whether the cluster answers again; when it does, they reconnect at once (0 = off: only the backoff)' }),
   TERMINAL_IDLE_TIMEOUT_MS: Type.Integer({ default: 900_000, minimum: 100, maximum: 86_400_000, description: 'a terminal session with no input for this long is closed (with a close message)' }),
   TERMINAL_PING_MS: Type.Integer({ default: 30_000, minimum: 50, maximum: 600_000, description: 'how often the terminal WebSocket pings the client (proxies cut silent connections); a client that misses two pongs is dropped' }),
   LOG_LINE_MAX_BYTES: Type.Integer({ default: 16_384, minimum: 256, maximum: 1_048_576, description: 'longest pod log line streamed; longer lines are cut and marked' }),

@@ -5,10 +5,14 @@
 // from the last resourceVersion seen after an exponential backoff; a 410 (history compacted) relists and
 // diffs the listing against the cache, so objects that went away meanwhile are reported DELETED.
 // The cache holds the stream's objects; listeners subscribe by object name, or to every object ('*').
+// While streams of a cluster wait in backoff, one probe per cluster (watch-probe.ts) notices the cluster
+// answering again and reconnects them at once, so recovery follows the outage, not the backoff.
 import type { KubeConfig } from '@kubernetes/client-node'
 import { k8s } from './client.ts'
 import { objectClient, plain, isNotFound } from './deploy-client.ts'
 import { backoffDelay, type BackoffOptions } from './watch-backoff.ts'
+import { ClusterProbes, type ProbeInfo } from './watch-probe.ts'
+import { watchFailureReason } from './watch-reason.ts'
 import type { KubeObject } from '../manifests/types.ts'
 
 export interface StreamKey { cluster: string; apiVersion: string; kind: string; namespace: string | null }
@@ -23,6 +27,10 @@ export interface StreamListener {
 }
 
 export interface ReconnectInfo { cluster: string; kind: string; namespace: string | null; attempt: number; delayMs: number; reason: string }
+export type { ProbeInfo } from './watch-probe.ts'
+
+/** Probe period while a stream of a cluster waits in backoff (config WATCH_PROBE_INTERVAL_MS). */
+export const DEFAULT_PROBE_INTERVAL_MS = 2000
 
 export interface WatchHubOptions {
   labelSelector: string
@@ -30,6 +38,12 @@ export interface WatchHubOptions {
   /** Credentials for a cluster key, asked at every (re)list, so renewed credentials are picked up. */
   connect(cluster: string): Promise<KubeConfig>
   onReconnect?(info: ReconnectInfo): void
+  /** Period of the cluster probe while a stream waits in backoff; 0 turns it off. Default 2000 ms. */
+  probeIntervalMs?: number
+  /** Timeout of one probe; default the interval (at least 1 s), at most `requestTimeoutMs`. */
+  probeTimeoutMs?: number
+  /** After every probe (tests and the benchmark count them). */
+  onProbe?(info: ProbeInfo): void
   requestTimeoutMs?: number
   random?: () => number
 }
@@ -40,13 +54,6 @@ export const streamKeyText = (k: StreamKey): string => JSON.stringify([k.cluster
 const statusCode = (o: unknown): number | null => {
   const code = (o as { code?: unknown })?.code
   return typeof code === 'number' ? code : null
-}
-
-function describe(err: unknown): string {
-  if (!err) return 'the server closed the watch'
-  const code = (err as { statusCode?: unknown; code?: unknown }).statusCode ?? (err as { code?: unknown }).code
-  const message = err instanceof Error ? err.message : String(err)
-  return typeof code === 'number' ? `HTTP ${code}${message ? ` ${message}` : ''}` : (message || 'connection failed').slice(0, 200)
 }
 
 /** Secret values never stay in memory here: only the metadata decides a Secret's status. */
@@ -72,6 +79,8 @@ class Stream {
   private stopped = false
   /** The open watch request has been answered (headers received): counted as a connection. */
   open = false
+  /** Dropped and not back yet (waiting in backoff or reconnecting): its cluster is probed meanwhile. */
+  recovering = false
 
   constructor(readonly key: StreamKey, private readonly hub: WatchHub, private readonly o: WatchHubOptions) {}
 
@@ -84,6 +93,20 @@ class Stream {
     this.controller?.abort()
     this.controller = null
     this.open = false
+    this.recovering = false
+  }
+
+  /** Waiting in backoff (not while a reconnect is under way). */
+  get waiting(): boolean { return this.timer !== null }
+
+  /** The cluster answers again: reconnect now, counting attempts afresh. False when not waiting. */
+  wake(): boolean {
+    if (this.stopped || !this.timer) return false
+    clearTimeout(this.timer)
+    this.timer = null
+    this.attempt = 0
+    this.reconnect()
+    return true
   }
 
   private dispatch(type: WatchEventType, obj: KubeObject): void {
@@ -174,26 +197,31 @@ class Stream {
     }, done)
     if (this.stopped) { controller.abort(); return }
     // `done` may already have run (the request failed): then there is no watch to hold on to.
-    if (!controller.signal.aborted) { this.controller = controller; this.open = true }
+    if (!controller.signal.aborted) { this.controller = controller; this.open = true; this.recovering = false }
   }
 
   private retry(err: unknown, what: 'list' | 'watch'): void {
     if (this.stopped) return
     const delayMs = backoffDelay(this.attempt, this.o.backoff, this.o.random)
-    const info: ReconnectInfo = { cluster: this.key.cluster, kind: this.key.kind, namespace: this.key.namespace, attempt: this.attempt + 1, delayMs, reason: `${what}: ${describe(err)}` }
+    const info: ReconnectInfo = { cluster: this.key.cluster, kind: this.key.kind, namespace: this.key.namespace, attempt: this.attempt + 1, delayMs, reason: `${what}: ${watchFailureReason(err)}` }
     this.attempt++
     this.hub.reconnects.push(delayMs)
     if (this.hub.reconnects.length > 1000) this.hub.reconnects.splice(0, 500)
     try { this.o.onReconnect?.(info) } catch { /* logging must not stop the watch */ }
-    this.timer = setTimeout(() => {
-      this.timer = null
-      // Resume from the last resourceVersion when there is one; otherwise (never listed) list first.
-      if (this.synced && this.rv) {
-        // Fresh credentials for every reconnect (an OIDC token may have expired meanwhile).
-        void (async () => { this.kc = await this.o.connect(this.key.cluster); await this.watch() })().catch((e) => this.retry(e, 'watch'))
-      } else void this.relist()
-    }, delayMs)
+    this.recovering = true
+    this.timer = setTimeout(() => { this.timer = null; this.reconnect() }, delayMs)
     this.timer.unref?.()
+    this.hub.probes.watch(this.key.cluster)
+  }
+
+  private reconnect(): void {
+    if (this.stopped) return
+    // Resume from the last resourceVersion when there is one (the cluster replays what changed meanwhile);
+    // otherwise (never listed) list first. A 410 on resuming relists and diffs the cache.
+    if (this.synced && this.rv) {
+      // Fresh credentials for every reconnect (an OIDC token may have expired meanwhile).
+      void (async () => { this.kc = await this.o.connect(this.key.cluster); await this.watch() })().catch((e) => this.retry(e, 'watch'))
+    } else void this.relist()
   }
 
   /** One object read by name (a listener joined after the listing): absent → DELETED to its listeners. */
@@ -227,8 +255,30 @@ export class WatchHub {
   private readonly streams = new Map<string, Stream>()
   /** Recent reconnect delays (ms), for tests and the benchmark to check the backoff bounds. */
   readonly reconnects: number[] = []
+  readonly probes: ClusterProbes
 
-  constructor(private readonly o: WatchHubOptions) {}
+  constructor(private readonly o: WatchHubOptions) {
+    const intervalMs = o.probeIntervalMs ?? DEFAULT_PROBE_INTERVAL_MS
+    this.probes = new ClusterProbes({
+      intervalMs,
+      timeoutMs: o.probeTimeoutMs ?? Math.min(o.requestTimeoutMs ?? 10_000, Math.max(1000, intervalMs)),
+      connect: (cluster) => o.connect(cluster),
+      recovering: (cluster) => this.ofCluster(cluster).filter((s) => s.recovering).length,
+      wake: (cluster) => this.ofCluster(cluster).filter((s) => s.wake()).length,
+      onProbe: o.onProbe,
+    })
+  }
+
+  private ofCluster(cluster: string): Stream[] { return [...this.streams.values()].filter((s) => s.key.cluster === cluster) }
+
+  /**
+   * The cluster answers (its health check succeeded, say): every stream of it waiting in backoff reconnects
+   * now with its attempts counted afresh. Answers how many did.
+   */
+  clusterAnswered(cluster: string): number { return this.probes.answered(cluster) }
+
+  /** Streams of `cluster` waiting in backoff now. */
+  waitingStreams(cluster: string): number { return this.ofCluster(cluster).filter((s) => s.waiting).length }
 
   /** Follows `listener.name` (or every object) in the stream of `key`, opening the stream if needed. */
   subscribe(key: StreamKey, listener: StreamListener): () => void {
@@ -250,6 +300,7 @@ export class WatchHub {
       if (s.listeners.size === 0) {
         s.stop()
         if (this.streams.get(text) === s) this.streams.delete(text)
+        this.probes.release(key.cluster)
       }
     }
   }
@@ -264,6 +315,7 @@ export class WatchHub {
   openWatches(): number { return [...this.streams.values()].filter((s) => s.open).length }
 
   close(): void {
+    this.probes.close()
     for (const s of this.streams.values()) s.stop()
     this.streams.clear()
   }

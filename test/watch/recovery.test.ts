@@ -1,0 +1,191 @@
+// Recovery follows the outage, not the backoff. With the spec's backoff alone, a watch dropped by a long
+// outage waited up to the cap (60 s) after the cluster was back. Here, while streams wait in backoff, one
+// probe per cluster asks the cluster whether it answers; when it answers again, every waiting stream
+// reconnects at once. The backoff keeps growing while the cluster stays down, and a cluster that answers
+// but fails the watch itself keeps its backoff. Scaled down: backoff 100 ms → 6.4 s, probe every 50 ms.
+import t from 'tap'
+import { performance } from 'node:perf_hooks'
+import { KubeConfig } from '@kubernetes/client-node'
+import { startKubeSim } from '../kube-sim/index.ts'
+import { raw, waitFor } from '../kube-sim/test-helpers.ts'
+import { WatchHub, type ReconnectInfo, type ProbeInfo, type StreamKey, type WatchEventType } from '../../src/kube/watch-hub.ts'
+import { backoffDelay } from '../../src/kube/watch-backoff.ts'
+import type { KubeObject } from '../../src/manifests/types.ts'
+
+const BASE = 100
+const MAX = 6400
+const PROBE = 50
+const LABEL = 'recovery-test=yes'
+/** The spec's delays for attempts 1..n without jitter (random 0.5): 113, 200, 400, 800, 1600 ms. */
+const steps = (n: number) => Array.from({ length: n }, (_, i) => backoffDelay(i, { baseMs: BASE, maxMs: MAX }, () => 0.5))
+
+// Pods start 500 ms after creation: created just before the outage, they turn Running during it.
+const sim = await startKubeSim({ timing: { podStartMs: 500, podReadyMs: 60_000 } })
+t.teardown(() => sim.close())
+const kc = new KubeConfig()
+kc.loadFromString(sim.kubeconfigYaml())
+
+for (const ns of ['rec-a', 'rec-b']) {
+  const r = await raw(sim, 'POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } } })
+  if (r.status >= 300) throw new Error(`namespace ${ns}: ${r.status}`)
+}
+
+interface Seen { key: StreamKey; type: WatchEventType; object: KubeObject; at: number }
+
+/** A hub on the simulator (every cluster key reaches it), recording what it reports. */
+function hubOn(probeIntervalMs: number) {
+  const reconnects: Array<ReconnectInfo & { at: number }> = []
+  const probes: Array<ProbeInfo & { end: number }> = []
+  const events: Seen[] = []
+  const hub = new WatchHub({
+    labelSelector: LABEL,
+    backoff: { baseMs: BASE, maxMs: MAX },
+    // No jitter: the delays are the spec's steps exactly, so their growth can be asserted step by step.
+    random: () => 0.5,
+    connect: async () => kc,
+    probeIntervalMs,
+    onReconnect: (info) => { reconnects.push({ ...info, at: performance.now() }) },
+    onProbe: (info) => { probes.push({ ...info, end: performance.now() }) },
+  })
+  const follow = (key: StreamKey) => hub.subscribe(key, { name: '*', event: (type, object) => { events.push({ key, type, object, at: performance.now() }) } })
+  /** Resolves with the first event (from `from` on) that matches, or fails after `ms`. */
+  const next = (what: string, match: (e: Seen) => boolean, from = events.length, ms = 5000) =>
+    waitFor(what, () => events.slice(from).find(match), ms, 5)
+  return { hub, reconnects, probes, events, follow, next }
+}
+
+const pods = (cluster: string, namespace: string): StreamKey => ({ cluster, apiVersion: 'v1', kind: 'Pod', namespace })
+const configMaps = (cluster: string, namespace: string): StreamKey => ({ cluster, apiVersion: 'v1', kind: 'ConfigMap', namespace })
+
+async function createPod(ns: string, name: string) {
+  const r = await raw(sim, 'POST', `/api/v1/namespaces/${ns}/pods`, {
+    body: { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: ns, labels: { 'recovery-test': 'yes' } }, spec: { containers: [{ name: 'app', image: 'ghcr.io/acme/app:1' }] } },
+  })
+  if (r.status >= 300) throw new Error(`pod ${name}: ${r.status} ${r.text}`)
+}
+
+/** Stops the simulator and waits until the pod stream has backed off `attempts` times in a row. */
+async function outage(h: ReturnType<typeof hubOn>, attempts: number) {
+  const from = h.reconnects.length
+  await sim.faults.stop()
+  const started = performance.now()
+  await waitFor(`${attempts} failed reconnects`, () => h.reconnects.slice(from).find((r) => r.kind === 'Pod' && r.cluster === 'a' && r.attempt === attempts), 10_000, 5)
+  return { from, started }
+}
+
+t.test('a long outage: the backoff grows while down, and the streams are back within a probe interval of the cluster answering', async (t) => {
+  const h = hubOn(PROBE)
+  t.teardown(() => h.hub.close())
+  // Cluster "a": three streams; cluster "b": one. Both keys reach the same simulator.
+  const offs = [h.follow(pods('a', 'rec-a')), h.follow(configMaps('a', 'rec-a')), h.follow(configMaps('a', 'rec-b')), h.follow(configMaps('b', 'rec-a'))]
+  t.teardown(() => offs.forEach((off) => off()))
+  await waitFor('four watches open', () => h.hub.openWatches() === 4 && sim.openWatches() === 4)
+
+  const fromCreate = h.events.length
+  await createPod('rec-a', 'web')
+  const added = await h.next('web ADDED', (e) => e.type === 'ADDED' && e.object.metadata.name === 'web', fromCreate)
+  t.not((added.object as any).status?.phase, 'Running', 'seen before it started')
+
+  const { from, started } = await outage(h, 5)
+  const probesBefore = h.probes.filter((p) => p.end >= started)
+  const seenDuringOutage = h.events.length
+  const podDelays = h.reconnects.slice(from).filter((r) => r.kind === 'Pod' && r.cluster === 'a')
+  t.same(podDelays.map((r) => r.attempt), [1, 2, 3, 4, 5], 'consecutive failures counted, none reset while down')
+  t.same(podDelays.map((r) => r.delayMs), steps(5), 'the backoff keeps growing while the cluster is down')
+  t.ok(probesBefore.length >= 3, `${probesBefore.length} probes while down`)
+  t.ok(probesBefore.every((p) => !p.answered && p.woke === 0), 'no probe answered or woke a stream while the cluster was down')
+  t.equal(h.hub.waitingStreams('a'), 3, 'every stream of cluster a waits in backoff')
+
+  await sim.faults.restart()
+  const back = performance.now()
+  // Changed during the outage (Pending → Running at 500 ms): the resumed watch delivers it.
+  const running = await h.next('web Running after the outage', (e) => e.object.metadata.name === 'web' && (e.object as any).status?.phase === 'Running', seenDuringOutage)
+  const ms = running.at - back
+  const pending = podDelays[podDelays.length - 1].delayMs
+  t.ok(running.at > back, 'delivered after the cluster was back, not during the outage')
+  t.equal(running.type, 'MODIFIED')
+  t.ok(ms < PROBE + 600, `back ${ms.toFixed(0)} ms after the cluster answered (probe every ${PROBE} ms; the backoff had ${pending} ms to wait)`)
+  t.ok(ms < pending / 2, 'well before the backoff would have retried')
+  const woke = h.probes.filter((p) => p.end >= back && p.woke > 0)
+  t.ok(woke.length >= 1, 'a probe woke the streams')
+  await waitFor('every watch open again', () => h.hub.openWatches() === 4 && sim.openWatches() === 4, 5000, 5)
+
+  // One probe per cluster: cluster a (three streams) is probed about as often as cluster b (one stream), and
+  // a cluster's probes never overlap.
+  const during = h.probes.filter((p) => p.end >= started && p.end <= back)
+  const count = (c: string) => during.filter((p) => p.cluster === c).length
+  const outageMs = back - started
+  t.ok(Math.abs(count('a') - count('b')) <= 2, `probes during ${outageMs.toFixed(0)} ms of outage: cluster a ${count('a')}, cluster b ${count('b')}`)
+  t.ok(count('a') <= outageMs / PROBE + 2, `at most one probe per interval for cluster a (${count('a')})`)
+  for (const c of ['a', 'b']) {
+    const mine = h.probes.filter((p) => p.cluster === c)
+    const overlaps = mine.filter((p, i) => i > 0 && p.end - p.ms < mine[i - 1].end)
+    t.equal(overlaps.length, 0, `cluster ${c}: one probe at a time`)
+  }
+
+  // Back and healthy: nothing waits, so the probes stop.
+  await waitFor('probes stopped', () => h.hub.probes.probing().length === 0, 2000, 5)
+  t.equal(h.hub.waitingStreams('a') + h.hub.waitingStreams('b'), 0)
+  const after = h.probes.length
+  // A further change is delivered by the open watch, and no probe ran meanwhile.
+  const fromCm = h.events.length
+  const r = await raw(sim, 'POST', '/api/v1/namespaces/rec-b/configmaps', { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'after', labels: { 'recovery-test': 'yes' } }, data: { A: '1' } } })
+  t.equal(r.status, 201)
+  await h.next('configmap after ADDED', (e) => e.object.metadata.name === 'after', fromCm)
+  t.equal(h.probes.length, after, 'no probe once every stream is back')
+})
+
+t.test('a cluster that answers but fails the watch itself keeps its backoff (the probe does not turn it into a busy loop)', async (t) => {
+  const h = hubOn(PROBE)
+  t.teardown(() => h.hub.close())
+  const off = h.follow(configMaps('a', 'rec-b'))
+  t.teardown(off)
+  await waitFor('watch open', () => h.hub.openWatches() === 1)
+  const from = h.reconnects.length
+  sim.faults.failNext(4, 500, { pathPrefix: '/api/v1/namespaces/rec-b/configmaps', method: 'GET' })
+  sim.faults.dropWatches()
+  await waitFor('back after four failures', () => h.reconnects.length - from >= 5 && h.hub.openWatches() === 1, 10_000, 5)
+  const mine = h.reconnects.slice(from)
+  t.same(mine.map((r) => r.attempt), [1, 2, 3, 4, 5], 'each failure counted')
+  t.same(mine.map((r) => r.delayMs), steps(5), 'each waited its full backoff')
+  t.match(mine[1].reason, /^watch: HTTP 500 Internal Server Error/, 'the reason names the status')
+  t.ok(h.probes.length >= 1, 'the cluster was probed while the stream waited')
+  t.ok(h.probes.every((p) => p.answered && p.woke === 0), 'it answered every probe, and no probe woke the stream')
+})
+
+t.test('clusterAnswered (the health check succeeded) reconnects the waiting streams at once, probes off', async (t) => {
+  const h = hubOn(0)
+  t.teardown(() => h.hub.close())
+  const offs = [h.follow(pods('a', 'rec-a')), h.follow(configMaps('a', 'rec-a'))]
+  t.teardown(() => offs.forEach((off) => off()))
+  await waitFor('two watches open', () => h.hub.openWatches() === 2)
+  const fromCreate = h.events.length
+  await createPod('rec-a', 'api')
+  await h.next('api ADDED', (e) => e.type === 'ADDED' && e.object.metadata.name === 'api', fromCreate)
+  const { from } = await outage(h, 5)
+  const seenDuringOutage = h.events.length
+  t.equal(h.hub.probes.probing().length, 0, 'probing is off')
+  await sim.faults.restart()
+  const back = performance.now()
+  t.equal(h.hub.clusterAnswered('b'), 0, 'another cluster\'s streams are not touched')
+  t.equal(h.hub.clusterAnswered('a'), 2, 'both waiting streams reconnect')
+  const running = await h.next('api Running', (e) => e.object.metadata.name === 'api' && (e.object as any).status?.phase === 'Running', seenDuringOutage)
+  const pending = h.reconnects.slice(from).filter((r) => r.kind === 'Pod').pop()!.delayMs
+  t.ok(running.at - back < pending / 2, `back ${(running.at - back).toFixed(0)} ms after the call (the backoff had ${pending} ms to wait)`)
+  await waitFor('both open', () => h.hub.openWatches() === 2, 5000, 5)
+  t.equal(h.hub.clusterAnswered('a'), 0, 'nothing waits any more')
+})
+
+t.test('closing the hub stops its probes and its waiting streams', async (t) => {
+  const h = hubOn(PROBE)
+  h.follow(configMaps('a', 'rec-a'))
+  await waitFor('watch open', () => h.hub.openWatches() === 1)
+  sim.faults.failNext(1000, 503, { pathPrefix: '/api/v1/namespaces/rec-a/configmaps', method: 'GET' })
+  sim.faults.dropWatches()
+  await waitFor('waiting and probing', () => h.hub.waitingStreams('a') === 1 && h.hub.probes.probing().length === 1, 5000, 5)
+  h.hub.close()
+  t.equal(h.hub.probes.probing().length, 0, 'no cluster probed')
+  t.equal(h.hub.streamCount(), 0)
+  t.equal(h.hub.waitingStreams('a'), 0, 'no reconnect timer left')
+  sim.faults.reset()
+})
