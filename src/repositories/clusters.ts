@@ -5,7 +5,7 @@ import type { Collection, Db, Filter } from 'mongodb'
 import { indexSetups } from './indexes.ts'
 import { newId } from './ids.ts'
 import { paginate, type PageRequest, type Page } from './pagination.ts'
-import { insertUnique } from './errors.ts'
+import { insertUnique, isDuplicateKey } from './errors.ts'
 import { Conflict } from '../errors.ts'
 import type { AuthType } from '../kube/credentials.ts'
 
@@ -71,8 +71,16 @@ indexSetups.push(async (db) => {
   const c = db.collection('clusters')
   await c.createIndex({ owner_id: 1, name: 1 }, { unique: true })
   await c.createIndex({ 'shared_with.user_id': 1, name: 1 })
-  await c.createIndex({ default_of: 1 })
+  // "At most one default per user" is kept by the database, as for registries: a unique index over the
+  // `default_of` lists admits each user id in one cluster only, so claiming a default is one atomic write and
+  // two clusters added at once cannot both become it. Only lists holding a user id are indexed (every empty
+  // list would otherwise share one key). It replaces the plain index of earlier versions (same key).
+  if (await c.indexExists('default_of_1').catch(() => false)) await c.dropIndex('default_of_1')
+  await c.createIndex({ default_of: 1 }, { unique: true, partialFilterExpression: { 'default_of.0': { $exists: true } }, name: 'one_default_per_user' })
 })
+
+/** Tries of a default switch that keeps losing to concurrent switches before it gives up with a 409. */
+const SWITCH_ATTEMPTS = 5
 
 export type NewCluster = Omit<ClusterDoc, '_id' | 'created_at' | 'updated_at' | 'status' | 'status_message' | 'last_checked_at' | 'metadata' | 'shared_with' | 'default_of'>
 
@@ -134,10 +142,35 @@ export class ClusterRepository {
     return this.c.findOneAndUpdate({ _id: id }, { $set: { ...fields, updated_at: this.now() } }, { returnDocument: 'after' })
   }
 
-  /** Makes the cluster the user's default, and no other. */
+  /** Makes the cluster the user's default, and no other; null when it does not exist. */
   async setDefault(userId: string, id: string): Promise<ClusterDoc | null> {
-    await this.c.updateMany({ default_of: userId, _id: { $ne: id } }, { $pull: { default_of: userId } })
-    return this.c.findOneAndUpdate({ _id: id }, { $addToSet: { default_of: userId } }, { returnDocument: 'after' })
+    for (let attempt = 0; attempt < SWITCH_ATTEMPTS; attempt++) {
+      await this.c.updateMany({ default_of: userId, _id: { $ne: id } }, { $pull: { default_of: userId } })
+      try {
+        return await this.c.findOneAndUpdate({ _id: id }, { $addToSet: { default_of: userId } }, { returnDocument: 'after' })
+      } catch (err) {
+        // Another switch (or a first cluster's claim) took the default between the two steps; take it back.
+        if (!isDuplicateKey(err)) throw err
+      }
+    }
+    throw new Conflict('the default cluster is being changed concurrently; try again')
+  }
+
+  /** Makes the cluster the user's default only if they have none; null when another one is (or it is gone). */
+  async claimDefault(userId: string, id: string): Promise<ClusterDoc | null> {
+    try {
+      return await this.c.findOneAndUpdate({ _id: id }, { $addToSet: { default_of: userId } }, { returnDocument: 'after' })
+    } catch (err) {
+      if (isDuplicateKey(err)) return null
+      throw err
+    }
+  }
+
+  /** When the user has no default (theirs was deleted or unshared), the oldest cluster they reach becomes it. */
+  async ensureDefault(userId: string): Promise<void> {
+    if (await this.c.findOne({ default_of: userId })) return
+    const [oldest] = await this.c.find(reachable(userId)).sort({ created_at: 1, _id: 1 }).limit(1).toArray()
+    if (oldest) await this.claimDefault(userId, oldest._id)
   }
 
   async share(id: string, userId: string, role: ShareRole): Promise<ClusterDoc | null> {
@@ -145,17 +178,21 @@ export class ClusterRepository {
     return this.c.findOneAndUpdate({ _id: id }, { $push: { shared_with: { user_id: userId, role } }, $set: { updated_at: this.now() } }, { returnDocument: 'after' })
   }
 
-  /** Ends the user's share (and their default pointing here); null when the cluster has no share for them. */
+  /**
+   * Ends the user's share (and their default pointing here); the record as it was before (its `default_of`
+   * says whether it was their default), or null when the cluster has no share for them.
+   */
   async unshare(id: string, userId: string): Promise<ClusterDoc | null> {
     return this.c.findOneAndUpdate(
       { _id: id, 'shared_with.user_id': userId },
       { $pull: { shared_with: { user_id: userId }, default_of: userId }, $set: { updated_at: this.now() } },
-      { returnDocument: 'after' },
+      { returnDocument: 'before' },
     )
   }
 
-  async delete(id: string): Promise<boolean> {
-    return (await this.c.deleteOne({ _id: id })).deletedCount === 1
+  /** The deleted record (its `default_of` says whose default just went), or null when it was already gone. */
+  async delete(id: string): Promise<ClusterDoc | null> {
+    return this.c.findOneAndDelete({ _id: id })
   }
 
   /** Every cluster, for the health monitor and key rotation (system work, not a user's read). */

@@ -174,7 +174,10 @@ export class ClusterService {
       owner_id: userId, name: body.name, display_name: body.display_name ?? body.name, description: body.description ?? '',
       server, auth_type: body.auth_type, credentials_sealed: this.deps.sealer.seal(creds, this.context(id)), labels: body.labels ?? {},
     })
+    // A user's first cluster becomes their default (as the first registry does), so `cluster` can be left out
+    // of builds and workflows from the start; the claim is atomic, so of two added at once only one wins.
     if (body.is_default) doc = (await this.deps.clusters.setDefault(userId, id)) ?? doc
+    else doc = (await this.deps.clusters.claimDefault(userId, id)) ?? doc
     await this.deps.logs.add(id, 'create', true, `added (${body.auth_type})`)
     this.deps.bus.emit('cluster.changed', { owner_id: userId, cluster_id: id })
     return this.show(doc, userId)
@@ -211,7 +214,9 @@ export class ClusterService {
 
   async delete(userId: string, name: string): Promise<void> {
     const { doc } = await this.reach(userId, name, 'owner')
-    await this.deps.clusters.delete(doc._id)
+    const removed = await this.deps.clusters.delete(doc._id)
+    // Whoever had it as default (the owner, users it was shared with) falls back to their oldest cluster.
+    for (const user of removed?.default_of ?? []) await this.deps.clusters.ensureDefault(user)
     await this.deps.logs.deleteForCluster(doc._id)
     this.deps.bus.emit('cluster.changed', { owner_id: doc.owner_id, cluster_id: doc._id })
   }
@@ -350,8 +355,9 @@ export class ClusterService {
   /** Ends a share (owner or shared admin); 404 when the cluster has no share for that user. */
   async unshare(userId: string, name: string, targetUserId: string): Promise<void> {
     const { doc } = await this.reach(userId, name, 'admin')
-    const updated = await this.deps.clusters.unshare(doc._id, targetUserId)
-    if (!updated) throw new NotFound('share')
+    const before = await this.deps.clusters.unshare(doc._id, targetUserId)
+    if (!before) throw new NotFound('share')
+    if (before.default_of.includes(targetUserId)) await this.deps.clusters.ensureDefault(targetUserId)
     await this.deps.logs.add(doc._id, 'share', true, 'share revoked')
   }
 

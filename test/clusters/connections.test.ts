@@ -34,7 +34,7 @@ const secrets = [sim.identities.admin.token, sim.identities.serviceAccount.token
 t.test('a bearer token with the CA as raw PEM', async (t) => {
   const res = await create({ name: 'tok', server: sim.url, auth_type: 'token', credentials: { token: sim.identities.admin.token, ca_data: sim.caPem } })
   t.equal(res.status, 201, JSON.stringify(res.body))
-  t.match(res.body, { name: 'tok', server: sim.url, auth_type: 'token', status: 'unknown', access: 'owner', is_default: false })
+  t.match(res.body, { name: 'tok', server: sim.url, auth_type: 'token', status: 'unknown', access: 'owner', is_default: true }, 'the first cluster is the default')
   for (const key of ['credentials', 'credentials_sealed', 'token', 'ca_data']) t.notOk(key in res.body, `no ${key} in the reply`)
   const tested = await test('tok')
   t.equal(tested.status, 200)
@@ -177,7 +177,7 @@ t.test('credentials that no longer open: test, refresh and metrics say so (409),
 })
 
 t.test('default cluster', async (t) => {
-  t.equal((await call('GET', '/v1/api/clusters/default')).status, 404)
+  t.equal((await call('GET', '/v1/api/clusters/default')).body.name, 'tok', 'the first cluster added')
   t.equal((await call('PUT', '/v1/api/clusters/sa/default')).body.is_default, true)
   t.equal((await call('PUT', '/v1/api/clusters/mtls/default')).body.is_default, true)
   t.equal((await call('GET', '/v1/api/clusters/default')).body.name, 'mtls')

@@ -63,7 +63,7 @@ t.test('a viewer sees and tests it but cannot change, re-credential, share or de
     t.match(res.body.error, /shared with you as viewer/)
   }
   t.equal((await call(viewer, 'PUT', '/v1/api/clusters/prod/default')).body.is_default, true, 'anyone may make it their own default')
-  t.equal((await call(owner, 'GET', '/v1/api/clusters/prod')).body.is_default, false, 'defaults are per user')
+  t.equal((await call(owner, 'GET', '/v1/api/clusters/prod')).body.is_default, true, 'defaults are per user: the owner\'s (their first cluster) stays theirs')
 })
 
 t.test('an admin share may update and share; only the owner deletes', async (t) => {
