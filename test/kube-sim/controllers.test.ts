@@ -1,7 +1,7 @@
 // Controllers: workloads converge (or visibly fail to), services get addresses, storage binds.
 import t from 'tap'
 import { startKubeSim, utilizationAnnotation } from './index.ts'
-import { raw, waitFor } from './test-helpers.ts'
+import { raw, rawStream, waitFor } from './test-helpers.ts'
 
 const sim = await startKubeSim({ timing: { cronMinuteMs: 150 } })
 t.teardown(() => sim.close())
@@ -68,6 +68,26 @@ t.test('a failing image never becomes ready and its pod shows the waiting reason
   const p = await get('/api/v1/namespaces/default/pods/never')
   t.equal(p.status.phase, 'Running')
   t.match(p.status.conditions, [{ type: 'PodReadyToStartContainers' }, { type: 'Initialized' }, { type: 'Ready', status: 'False', reason: 'ContainersNotReady' }])
+})
+
+t.test('a template change is observed before its pods start or fail (as kube-controller-manager writes observedGeneration on every sync)', async (t) => {
+  await apply(`${D}/observed`, deployment('observed', 'nginx:1.27', 2))
+  await waitFor('observed ready', async () => (await get(`${D}/observed`))?.status?.readyReplicas === 2)
+  const changed = await apply(`${D}/observed`, deployment('observed', 'nginx:fail-pull', 2))
+  const from = changed.metadata.resourceVersion
+  await waitFor('the new pod failing its pull', async () => (await list('/api/v1/namespaces/default/pods?labelSelector=app%3Dobserved')).some((p) => p.status.containerStatuses?.[0]?.state?.waiting?.reason === 'ImagePullBackOff'))
+  // Replayed from the change on: the simulator's resourceVersion is one global counter, so it orders events of both kinds.
+  const events = async (path: string, until: (o: any) => boolean) => { // eslint-disable-line @typescript-eslint/no-explicit-any
+    const w = rawStream(sim, `${path}?watch=true&resourceVersion=${from}`)
+    try {
+      return await waitFor(`events of ${path}`, () => { const objs = w.lines.map((l) => JSON.parse(l).object); return objs.some(until) && objs })
+    } finally { w.close() }
+  }
+  const deployEvents = await events(`${D}`, (o) => o.metadata.name === 'observed' && o.status?.observedGeneration === changed.metadata.generation)
+  const podEvents = await events('/api/v1/namespaces/default/pods', (o) => o.metadata.labels?.app === 'observed' && o.status?.containerStatuses?.[0]?.state?.waiting?.reason === 'ErrImagePull')
+  const observedAt = Number(deployEvents.find((o) => o.metadata.name === 'observed' && o.status?.observedGeneration === changed.metadata.generation).metadata.resourceVersion)
+  const newPodAt = Number(podEvents.find((o) => o.metadata.labels?.app === 'observed' && o.spec.containers[0].image === 'nginx:fail-pull').metadata.resourceVersion)
+  t.ok(observedAt < newPodAt, `observedGeneration written (rv ${observedAt}) before the new revision's first pod exists (rv ${newPodAt})`)
 })
 
 t.test('Jobs complete or fail; CronJobs create Jobs', async (t) => {
