@@ -21,7 +21,10 @@ export default fp(async (app) => {
     nodeStatus: async (ownerId, workflowId, nodeId) => {
       const node = (await services.workflows.get(ownerId, workflowId)).nodes.find((n) => n.id === nodeId)
       const status = (node?.data as { _status?: unknown } | undefined)?._status
-      return status && typeof status === 'object' && typeof (status as { state?: unknown }).state === 'string' ? status as NodeStatus : null
+      if (!status || typeof status !== 'object' || typeof (status as { state?: unknown }).state !== 'string') return null
+      // Written before `ready` was left out for kinds without one: the event has it as a string or not at all.
+      const { ready, ...rest } = status as NodeStatus
+      return typeof ready === 'string' ? status as NodeStatus : rest as NodeStatus
     },
     tracked: async (ownerId, workflowId, nodeIds) => (await Promise.all(nodeIds.map((n) => services.resources.findForNode(ownerId, workflowId, n)))).flat(),
   })

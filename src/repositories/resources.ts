@@ -72,7 +72,7 @@ export class ResourceRepository {
    * (user fields untouched). With `missingAreDeleted` (a sync's listing), records of the cluster that were
    * not observed, and that the listing covered (the predicate), are marked deleted. One read, then one bulk write.
    */
-  async observe(ownerId: string, clusterId: string, observed: ObservedResource[], opts: { missingAreDeleted?: (doc: ResourceDoc) => boolean; keepWatchedStatus?: boolean } = {}): Promise<ObserveCounts> {
+  async observe(ownerId: string, clusterId: string, observed: ObservedResource[], opts: { missingAreDeleted?: (doc: ResourceDoc) => boolean; keepWatchedStatus?: (o: ResourceKey) => boolean } = {}): Promise<ObserveCounts> {
     const at = this.now()
     const existing = new Map((await this.c.find({ owner_id: ownerId, cluster_id: clusterId }).toArray()).map((d) => [keyOf(d), d]))
     const counts: ObserveCounts = { created: 0, updated: 0, deleted: 0 }
@@ -83,9 +83,9 @@ export class ResourceRepository {
       if (seen.has(key)) continue
       seen.add(key)
       const doc = existing.get(key)
-      // A run re-applying an object the watchers follow: its status is theirs (derived with its pods), not
-      // the apply answer's (the object alone), which would flip it back and forth.
-      if (opts.keepWatchedStatus && doc && doc.status !== 'deleted' && doc.uid !== null && doc.uid === o.uid) {
+      // A run re-applying an object unchanged: its status is the watchers' (derived with its pods), not the
+      // apply answer's (the object alone), which would flip a crash-looping workload to pending and back.
+      if (opts.keepWatchedStatus?.(o) && doc && doc.status !== 'deleted' && doc.uid !== null && doc.uid === o.uid) {
         o = { ...o, status: doc.status, status_message: doc.status_message, ready: doc.ready, counters: doc.counters }
       }
       const changed = !doc || differs(doc, o)

@@ -123,7 +123,9 @@ export class ResourceService {
         status: 'pending', status_message: `${o.action}; its status is not known yet`, ready: null, counters: {}, ...fields(o),
       }
     })
-    this.changed(ownerId, await this.deps.resources.observe(ownerId, run.cluster_id, records, { keepWatchedStatus: true }))
+    const unchanged = new Set(applied.filter((o) => o.action === 'unchanged').map((o) => JSON.stringify([o.namespace, o.kind, o.name])))
+    const keepWatchedStatus = (k: { namespace: string | null; kind: string; name: string }) => unchanged.has(JSON.stringify([k.namespace, k.kind, k.name]))
+    this.changed(ownerId, await this.deps.resources.observe(ownerId, run.cluster_id, records, { keepWatchedStatus }))
   }
 
   async markDeleted(ownerId: string, clusterId: string, objects: Array<{ kind: string; name: string; namespace: string | null }>): Promise<void> {

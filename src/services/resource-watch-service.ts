@@ -431,7 +431,8 @@ export class ResourceWatchService {
     members.sort((a, b) => SEVERITY.indexOf(a.status) - SEVERITY.indexOf(b.status) || Number(a.kind === 'Namespace') - Number(b.kind === 'Namespace'))
     const worst = members.find((m) => m.status !== 'deleted') ?? members[0]
     if (!worst) return { state: changed?.status ?? 'unknown', message: changed?.message ?? '' }
-    return { ...worst.counters, state: worst.status, message: worst.message, ready: worst.ready }
+    // `ready` only where the kind has one: the event schema has it as a string, never null.
+    return { ...worst.counters, state: worst.status, message: worst.message, ...(worst.ready !== null && { ready: worst.ready }) }
   }
 
   /** Publishes `workflow.synced` once every stream the workflow's resources need has listed. */

@@ -111,6 +111,10 @@ t.test('PATCH takes only the user fields, and a run keeps them', async (t) => {
   await app.services.resources.recordApplied(alice.user.id, { workflow_id: wf.id, cluster_id: seeded.id, cluster: 'seeded' }, [applied('Deployment', 'web', 'shop', { action: 'configured', live: liveDeployment('web', 1) })])
   t.match((await call(alice, 'GET', `/v1/api/resources/${web.id}`)).body, { is_favorite: true, user_tags: ['prod', 'frontend'], user_notes: 'the shop front', status: 'pending', ready: '1/2' })
   t.equal((await list(alice)).body.total, 5, 'the same key is updated, not duplicated')
+  // Re-applied unchanged: the object alone (the apply's answer) would say running; the stored status is the
+  // watchers' (derived with its pods) and stays.
+  await app.services.resources.recordApplied(alice.user.id, { workflow_id: wf.id, cluster_id: seeded.id, cluster: 'seeded' }, [applied('Deployment', 'web', 'shop', { action: 'unchanged', live: liveDeployment('web', 2) })])
+  t.match((await call(alice, 'GET', `/v1/api/resources/${web.id}`)).body, { status: 'pending', ready: '1/2' }, 'an unchanged re-apply keeps the watched status')
 })
 
 t.test('another user\'s resource id is a 404 on every route, and nothing of the owner\'s changes', async (t) => {
