@@ -96,12 +96,14 @@ async function cases(): Promise<void> {
     await until('Deployment', 'web', 'running 2/2', (s) => s.derived.status === 'running' && s.derived.ready === '2/2')
 
     const before = (await snapshot('Deployment', 'web')).object.metadata.generation as number
-    const changedAt = Date.now()
     await kubectl('set', 'image', 'deployment/web', 'web=nginx:fail-pull')
-    // The controller observes a spec change at once, whatever its new pods do: the "waiting for the
-    // controller" message lasts no longer than its reaction (a real kube-controller-manager: milliseconds).
-    const observed = await until('Deployment', 'web', 'the new spec observed', (s) => (s.object.status as { observedGeneration?: number })?.observedGeneration === before + 1)
-    t.ok(Date.now() - changedAt < 3000, `observedGeneration caught up ${Date.now() - changedAt} ms after kubectl set image started`)
+    // The controller observes a spec change at once, whatever its new pods do (as a real
+    // kube-controller-manager does within milliseconds): by the time kubectl has its answer and exits, the
+    // controller has run (it is queued behind the PATCH in this process), so the first read after it
+    // already shows the new generation observed and never "waiting for the controller".
+    const observed = await snapshot('Deployment', 'web')
+    t.equal(observed.object.metadata.generation, before + 1)
+    t.equal((observed.object.status as { observedGeneration?: number }).observedGeneration, before + 1, 'observed by the first read after kubectl set image')
     t.not(observed.derived.message, 'waiting for the controller to observe the new spec')
 
     const pulling = await until('Deployment', 'web', 'failed on the image pull', (s) => s.derived.status === 'failed')
