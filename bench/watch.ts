@@ -5,6 +5,12 @@
 // Services turned into LoadBalancers (running → pending). The objects are created directly in the simulator
 // carrying our labels and recorded as tracked resources, as runs would have left them.
 //
+// Then an outage: the simulator stops for BENCH_OUTAGE_S seconds (default 20; 0 skips) under two hubs
+// following the same ConfigMap with the spec's backoff (5 s doubling to 60 s), one probing the cluster every
+// WATCH_PROBE_INTERVAL_MS (2 s), one with the backoff alone (the baseline: up to the cap after the cluster is
+// back). Printed: from the simulator answering again (and the ConfigMap changed at that instant) to the
+// change's event delivered by each hub.
+//
 // BENCH_PER_KIND_NS (default 100): objects per kind and namespace. BENCH_CHANGES (200): changes measured.
 // The simulator runs in this process (its controllers share the CPU), so the figures are pessimistic.
 import https from 'node:https'
@@ -17,6 +23,7 @@ import { EventBus } from '../src/events/bus.ts'
 import { ResourceRepository, type ObservedResource } from '../src/repositories/resources.ts'
 import { WorkflowRepository } from '../src/repositories/workflows.ts'
 import { ResourceWatchService } from '../src/services/resource-watch-service.ts'
+import { WatchHub, DEFAULT_PROBE_INTERVAL_MS, type ReconnectInfo } from '../src/kube/watch-hub.ts'
 import { MemoryStreamHub } from '../src/events/stream-hub.ts'
 import { WorkflowStreamPublisher, workflowKey } from '../src/services/workflow-stream.ts'
 import { MANAGED_BY, MANAGED_BY_LABEL, NODE_ID_ANNOTATION, WORKFLOW_ID_ANNOTATION } from '../src/manifests/metadata.ts'
@@ -24,6 +31,7 @@ import { newId } from '../src/repositories/ids.ts'
 
 const PER = Number(process.env.BENCH_PER_KIND_NS ?? 100)
 const CHANGES = Number(process.env.BENCH_CHANGES ?? 200)
+const OUTAGE_S = Number(process.env.BENCH_OUTAGE_S ?? 20)
 const NAMESPACES = Array.from({ length: 10 }, (_, i) => `bench-${i}`)
 const KINDS = [
   { kind: 'ConfigMap', apiVersion: 'v1', plural: 'configmaps', body: () => ({ data: { A: '1' } }) },
@@ -183,6 +191,50 @@ console.log(`all changes, to a stream subscriber: p50 ${pct(all, 50).toFixed(1)}
 await watch.close()
 publisher.stop()
 hub.close()
+
+if (OUTAGE_S > 0) {
+  const ns = 'bench-outage'
+  const cm = `/api/v1/namespaces/${ns}/configmaps`
+  for (const [path, body] of [
+    ['/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }],
+    [cm, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'followed', labels: { [MANAGED_BY_LABEL]: MANAGED_BY } }, data: { N: '0' } }],
+  ] as const) {
+    const r = await request('POST', path, body)
+    if (r.status >= 300) throw new Error(`${path}: ${r.status}`)
+  }
+  const spec = { baseMs: 5000, maxMs: 60_000 }
+  const key = { cluster: 'sim', apiVersion: 'v1', kind: 'ConfigMap', namespace: ns }
+  const follow = (probeIntervalMs: number) => {
+    const reconnects: ReconnectInfo[] = []
+    const waiters: Array<{ value: string; resolve: (at: number) => void }> = []
+    const h = new WatchHub({ labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY}`, backoff: spec, connect: async () => kc, probeIntervalMs, onReconnect: (i) => { reconnects.push(i) } })
+    h.subscribe(key, {
+      name: 'followed',
+      event: (_type, o) => {
+        const at = performance.now()
+        for (const w of [...waiters]) if ((o as { data?: Record<string, string> }).data?.N === w.value) { waiters.splice(waiters.indexOf(w), 1); w.resolve(at) }
+      },
+    })
+    const sees = (value: string) => new Promise<number>((resolve) => { waiters.push({ value, resolve }) })
+    return { h, reconnects, sees }
+  }
+  const probed = follow(DEFAULT_PROBE_INTERVAL_MS)
+  const alone = follow(0)
+  while (probed.h.openWatches() + alone.h.openWatches() < 2) await new Promise((r) => setTimeout(r, 20))
+  await sim.faults.stop()
+  await new Promise((r) => setTimeout(r, OUTAGE_S * 1000))
+  await sim.faults.restart()
+  const back = performance.now()
+  const seenProbed = probed.sees('1')
+  const seenAlone = alone.sees('1')
+  const r = await request('PATCH', `${cm}/followed`, { data: { N: '1' } }, 'application/merge-patch+json')
+  if (r.status >= 300) throw new Error(`patch: ${r.status}`)
+  const [withProbe, backoffAlone] = (await Promise.all([seenProbed, seenAlone])).map((at) => (at - back) / 1000)
+  const reached = (list: ReconnectInfo[]) => Math.max(...list.map((i) => i.delayMs)) / 1000
+  console.log(`outage ${OUTAGE_S} s: cluster answering again → the change made then delivered: with the probe (every ${DEFAULT_PROBE_INTERVAL_MS / 1000} s) ${withProbe.toFixed(1)} s (backoff had reached ${reached(probed.reconnects).toFixed(1)} s); spec backoff alone ${backoffAlone.toFixed(1)} s (backoff had reached ${reached(alone.reconnects).toFixed(1)} s; up to the ${spec.maxMs / 1000} s cap after a longer outage)`)
+  probed.h.close()
+  alone.h.close()
+}
 agent.destroy()
 await client.close()
 await mongo.close()
