@@ -93,6 +93,8 @@ t.test('a long outage: the backoff grows while down, and the streams are back wi
   const podDelays = h.reconnects.slice(from).filter((r) => r.kind === 'Pod' && r.cluster === 'a')
   t.same(podDelays.map((r) => r.attempt), [1, 2, 3, 4, 5, 6], 'consecutive failures counted, none reset while down')
   t.same(podDelays.map((r) => r.delayMs), steps(6), 'the backoff keeps growing while the cluster is down')
+  t.equal(podDelays[0].reason, 'watch: the server closed the watch')
+  t.equal(podDelays[1].reason, 'watch: cannot reach the cluster: connection refused', 'the reason whole, without the request URL')
   t.ok(probesBefore.length >= 3, `${probesBefore.length} probes while down`)
   t.ok(probesBefore.every((p) => !p.answered && p.woke === 0), 'no probe answered or woke a stream while the cluster was down')
   // The other streams failed in the same instant; their reports may trail the pod stream's by a moment.
@@ -282,6 +284,7 @@ t.test('a gap in the watches: every status that changed meanwhile is published w
   await t.test('the connection log names each drop whole', async (t) => {
     const logs = await f.app.db.collection('cluster_logs').find({ action: 'watch' }).toArray()
     t.ok(logs.length >= 1, `${logs.length} watch entries`)
+    t.comment(logs.map((l) => l.message).join('\n'))
     for (const l of logs) {
       t.match(l.message, /^watch of \w+( in namespace [\w-]+)? dropped \((list|watch): [^()]*(\([^()]*\)[^()]*)*\); reconnecting in [\d.]+ (ms|s), attempt \d+/, l.message)
       t.notMatch(l.message, /https?:\/\/|…/, 'no URL, nothing cut')
