@@ -116,7 +116,8 @@ export default fp(async (app) => {
     kubeConfigFor: async (ownerId, clusterId) => (await clusters.kubeConfigFor(ownerId, clusterId, 'viewer')).kc,
     // A watch reconnect is news about the connection, as a health check is.
     clusterLog: (clusterId, success, message) => clusterLogs.add(clusterId, 'watch', success, message),
-    backoff: { baseMs: config.WATCH_BACKOFF_BASE_MS, maxMs: config.WATCH_BACKOFF_MAX_MS }, requestTimeoutMs: config.CLUSTER_TIMEOUT_MS,
+    backoff: { baseMs: config.WATCH_BACKOFF_BASE_MS, maxMs: config.WATCH_BACKOFF_MAX_MS }, probeIntervalMs: config.WATCH_PROBE_INTERVAL_MS,
+    requestTimeoutMs: config.CLUSTER_TIMEOUT_MS,
   })
   const runs = new RunService({
     workflows: workflowRepo, workflowService: workflows, versions: versionRepo, runs: runRepo, clusters,
@@ -145,7 +146,7 @@ export default fp(async (app) => {
         ttlSecondsAfterFinished: config.BUILD_TTL_AFTER_FINISHED_S, cpuRequest: config.BUILD_CPU_REQUEST, cpuLimit: config.BUILD_CPU_LIMIT,
         memoryRequest: config.BUILD_MEMORY_REQUEST, memoryLimit: config.BUILD_MEMORY_LIMIT, logMaxLines: config.BUILD_LOG_MAX_LINES, logMaxBytes: config.BUILD_LOG_MAX_BYTES,
         maxLineBytes: config.LOG_LINE_MAX_BYTES, heartbeatMs: config.RUN_HEARTBEAT_MS, requestTimeoutMs: config.CLUSTER_TIMEOUT_MS,
-        backoff: { baseMs: config.WATCH_BACKOFF_BASE_MS, maxMs: config.WATCH_BACKOFF_MAX_MS },
+        backoff: { baseMs: config.WATCH_BACKOFF_BASE_MS, maxMs: config.WATCH_BACKOFF_MAX_MS }, probeIntervalMs: config.WATCH_PROBE_INTERVAL_MS,
       },
     }),
     diagnostics: new DiagnosticsService({ workflows, runs: runRepo, clusters, plugin: (id) => plugins.getForRender(id), timeoutMs: config.CLUSTER_TIMEOUT_MS, renderer }),

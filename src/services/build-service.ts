@@ -43,6 +43,8 @@ export interface BuildConfig extends Omit<BuildJobConfig, 'activeDeadlineSeconds
   heartbeatMs: number
   requestTimeoutMs: number
   backoff: { baseMs: number; maxMs: number }
+  /** How often a cluster whose build watches wait in backoff is probed (0: never). */
+  probeIntervalMs?: number
   /** How long a finished pod's logs may take to drain. */
   drainMs?: number
 }
@@ -106,6 +108,7 @@ export class BuildService {
     this.watch = new WatchHub({
       labelSelector: BUILD_SELECTOR,
       backoff: deps.config.backoff,
+      ...(deps.config.probeIntervalMs !== undefined && { probeIntervalMs: deps.config.probeIntervalMs }),
       requestTimeoutMs: deps.config.requestTimeoutMs,
       // The key names the owner and the cluster id: the connection is the owner's, whoever reads the stream.
       connect: async (key) => { const [owner, cluster] = key.split('\n'); return (await deps.clusters.kubeConfigFor(owner, cluster, 'viewer')).kc },

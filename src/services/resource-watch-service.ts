@@ -48,6 +48,8 @@ export interface ResourceWatchDeps {
   /** The cluster's connection log. */
   clusterLog(clusterId: string, success: boolean, message: string): Promise<void>
   backoff: BackoffOptions
+  /** How often a cluster whose watches wait in backoff is probed; 0: never (the backoff alone decides). */
+  probeIntervalMs?: number
   requestTimeoutMs?: number
   log?: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void }
   random?: () => number
@@ -117,6 +119,7 @@ export class ResourceWatchService {
       onReconnect: (info) => this.logReconnect(info),
       requestTimeoutMs: deps.requestTimeoutMs,
       random: deps.random,
+      ...(deps.probeIntervalMs !== undefined && { probeIntervalMs: deps.probeIntervalMs }),
     })
   }
 
@@ -131,6 +134,8 @@ export class ResourceWatchService {
       bus.on('workflow.status_changed', (e) => { if (e.from === 'archived') this.schedule(e.owner_id) }),
       // A cluster deleted (or no longer shared): its watchers stop rather than retry forever.
       bus.on('cluster.changed', (e) => { void this.recheckCluster(e.cluster_id) }),
+      // The health check found the cluster answering again: its waiting watches need not sit out their backoff.
+      bus.on('cluster.status', (e) => { if (e.to === 'connected') this.hub.clusterAnswered(e.cluster_id) }),
     ]
     await this.reconcile()
   }

@@ -70,7 +70,8 @@ export function publishedOnce(events: StatusEvent[]): string | null {
     for (let i = 0; i < list.length; i++) {
       const e = list[i]
       const prev = list[i - 1]
-      const same = prev && prev.new_status === e.new_status && JSON.stringify(prev.counters) === JSON.stringify(e.counters)
+      // A new message with the same status is news (a new condition); the same status, counters and message are not.
+      const same = prev && prev.new_status === e.new_status && prev.message === e.message && JSON.stringify(prev.counters) === JSON.stringify(e.counters)
       if (same) return `resource ${id}: ${e.new_status} published twice in a row`
       if (prev && e.old_status !== prev.new_status) return `resource ${id}: event ${i} starts at ${e.old_status}, the previous ended at ${prev.new_status}`
     }
