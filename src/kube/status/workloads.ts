@@ -81,7 +81,7 @@ export function deploymentStatus(o: KubeObject, ctx: StatusContext = {}): Derive
   let waiting: string | null = null
   if (updated < desired) waiting = `rollout: ${updated} of ${desired} replicas updated`
   else if (num(s.replicas) > updated) waiting = `rollout: ${num(s.replicas) - updated} old replicas pending termination`
-  else if (available < updated) waiting = `rollout: ${available} of ${updated} updated replicas available`
+  else if (available < updated) waiting = `${available} of ${updated} replicas available` // the tail of a rollout, or a pod being replaced: no "rollout" here
   return byReplicas(desired, ready, counters, waiting)
 }
 
