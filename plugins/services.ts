@@ -17,6 +17,7 @@ import { ClusterService } from '../src/services/cluster-service.ts'
 import { ResourceService } from '../src/services/resource-service.ts'
 import { ResourceWatchService } from '../src/services/resource-watch-service.ts'
 import { ClusterHealthMonitor } from '../src/services/cluster-health.ts'
+import { MetricsService } from '../src/services/metrics/index.ts'
 import { RegistryService } from '../src/services/registry-service.ts'
 import { PluginRepository } from '../src/repositories/plugins.ts'
 import { CrdPluginService } from '../src/services/crd-plugin-service.ts'
@@ -46,6 +47,7 @@ export interface Services {
   search: SearchService
   clusters: ClusterService
   clusterHealth: ClusterHealthMonitor
+  metrics: MetricsService
   registries: RegistryService
   plugins: CrdPluginService
   manifests: ManifestService
@@ -131,6 +133,12 @@ export default fp(async (app) => {
     search: new SearchService(db, builtInTemplates, clusterRepo, registries, plugins, resourceRepo),
     clusters,
     clusterHealth: new ClusterHealthMonitor(clusters, config.CLUSTER_HEALTH_CONCURRENCY),
+    metrics: new MetricsService({
+      clustersOf: (userId) => clusterRepo.search(userId, {}, 1000),
+      connect: async (userId, clusterId) => (await clusters.kubeConfigFor(userId, clusterId, 'viewer')).kc,
+      resourceCounts: (userId) => resourceRepo.countByClusterAndStatus(userId),
+      timeoutMs: config.CLUSTER_TIMEOUT_MS, cacheMs: config.METRICS_CACHE_MS, concurrency: config.CLUSTER_HEALTH_CONCURRENCY,
+    }),
     registries,
     plugins,
     manifests: new ManifestService({ workflows, plugin: (id) => plugins.getForRender(id), renderer }),

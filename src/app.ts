@@ -30,6 +30,7 @@ import templateRoutes from './routes/templates/index.ts'
 import dashboardRoutes from './routes/dashboard/index.ts'
 import searchRoutes from './routes/search/index.ts'
 import clusterRoutes from './routes/clusters/index.ts'
+import metricsRoutes from './routes/metrics/index.ts'
 import registryRoutes from './routes/registries/index.ts'
 import pluginRoutes from './routes/plugins/index.ts'
 import resourceRoutes from './routes/resources/index.ts'
@@ -75,6 +76,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(dashboardRoutes)
   await app.register(searchRoutes)
   await app.register(clusterRoutes)
+  await app.register(metricsRoutes)
   await app.register(registryRoutes)
   await app.register(pluginRoutes)
   await app.register(resourceRoutes)

@@ -38,6 +38,7 @@ export const ConfigSchema = Type.Object({
   CLUSTER_HEALTH_CRON: Type.String({ default: '* * * * *', minLength: 9, maxLength: 100, description: 'cron schedule of the cluster health check (every 60 s)' }),
   CLUSTER_TIMEOUT_MS: Type.Integer({ default: 10_000, minimum: 100, maximum: 120_000, description: 'per-cluster timeout of a health check or connection test' }),
   CLUSTER_HEALTH_CONCURRENCY: Type.Integer({ default: 8, minimum: 1, maximum: 100, description: 'clusters checked at once' }),
+  METRICS_CACHE_MS: Type.Integer({ default: 15_000, minimum: 0, maximum: 3_600_000, description: 'how long GET /v1/api/metrics/overview serves a user the totals it last read from their clusters (0 = read on every call)' }),
   RUN_REPLY_WAIT_MS: Type.Integer({ default: 20_000, minimum: 0, maximum: 600_000, description: 'how long POST /workflows/:id/run waits for the run to finish before answering 202 with it still running' }),
   RUN_CLUSTER_CONCURRENCY: Type.Integer({ default: 8, minimum: 1, maximum: 100, description: 'objects applied at once per cluster, across all runs' }),
   RUN_HEARTBEAT_MS: Type.Integer({ default: 5000, minimum: 50, maximum: 600_000, description: 'how often a process marks its runs alive; a run silent for three periods (its process died) is failed as interrupted' }),

@@ -188,6 +188,15 @@ export class ResourceRepository {
     return res.matchedCount === 1 ? at : null
   }
 
+  /** How many of the owner's records each cluster has, per status; pods are left out, as lists leave them out (API.md §10). */
+  async countByClusterAndStatus(ownerId: string): Promise<Array<{ cluster_id: string; status: ResourceStatus; count: number }>> {
+    const rows = await this.c.aggregate<{ _id: { cluster_id: string; status: ResourceStatus }; count: number }>([
+      { $match: { owner_id: ownerId, kind: { $ne: 'Pod' } } },
+      { $group: { _id: { cluster_id: '$cluster_id', status: '$status' }, count: { $sum: 1 } } },
+    ]).toArray()
+    return rows.map((r) => ({ cluster_id: r._id.cluster_id, status: r._id.status, count: r.count }))
+  }
+
   async search(ownerId: string, q: string, limit: number): Promise<ResourceDoc[]> {
     return this.c.find({ owner_id: ownerId, ...searchFilter<ResourceDoc>(q, ['name']) }).sort({ updated_at: -1, _id: -1 }).limit(limit).toArray()
   }

@@ -4,7 +4,7 @@
 // shared; only the owner deletes. No access at all looks exactly like a missing cluster.
 import type { KubeConfig } from '@kubernetes/client-node'
 import { k8s } from '../kube/client.ts'
-import { parseQuantity } from '../kube/quantity.ts'
+import { readNodes, scalar } from '../kube/cluster-usage.ts'
 import { AppError, BadRequest, Conflict, Forbidden, NotFound, UpstreamError } from '../errors.ts'
 import { SealError } from '../crypto/sealer.ts'
 import { isId } from '../repositories/ids.ts'
@@ -46,8 +46,6 @@ export interface MetricsReport {
   nodes: Array<{ name: string; cpu_cores: number | null; memory_bytes: number | null; cpu_capacity: number; memory_capacity: number }>
   collected_at: string
 }
-
-const scalar = (q: string | undefined): number => { const v = parseQuantity(q); return Number.isFinite(v) ? v : 0 }
 
 /**
  * Credentials that no longer open (sealed under a key this server does not have, or altered) are the
@@ -284,16 +282,8 @@ export class ClusterService {
     } catch (err) {
       throw clusterUpstreamError(err)
     }
-    const capacity = { cpu_cores: 0, memory_bytes: 0, storage_bytes: 0 }
-    const perNode = nodes.map((n) => {
-      const cap = n.status?.capacity ?? {}
-      const cpu = scalar(cap.cpu)
-      const memory = scalar(cap.memory)
-      capacity.cpu_cores += cpu
-      capacity.memory_bytes += memory
-      capacity.storage_bytes += scalar(cap['ephemeral-storage'])
-      return { name: n.metadata?.name ?? '', cpu_cores: null as number | null, memory_bytes: null as number | null, cpu_capacity: cpu, memory_capacity: memory }
-    })
+    const { capacity, nodes: read } = readNodes(nodes)
+    const perNode = read.map((n) => ({ name: n.name, cpu_cores: null as number | null, memory_bytes: null as number | null, cpu_capacity: n.cpu_capacity, memory_capacity: n.memory_capacity }))
     const collected_at = new Date().toISOString()
     try {
       const usage = await withTimeout(new Metrics(kc).getNodeMetrics(), this.deps.timeoutMs)
