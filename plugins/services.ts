@@ -138,6 +138,7 @@ export default fp(async (app) => {
       connect: async (userId, clusterId) => (await clusters.kubeConfigFor(userId, clusterId, 'viewer')).kc,
       resourceCounts: (userId) => resourceRepo.countByClusterAndStatus(userId),
       timeoutMs: config.CLUSTER_TIMEOUT_MS, cacheMs: config.METRICS_CACHE_MS, concurrency: config.CLUSTER_HEALTH_CONCURRENCY,
+      onClustersChanged: (listener) => { bus.on('cluster.changed', listener) },
     }),
     registries,
     plugins,

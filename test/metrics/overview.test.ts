@@ -179,6 +179,18 @@ t.test('a second call within METRICS_CACHE_MS is served without a cluster reques
   t.ok(Date.parse(later.body.collected_at) > Date.parse(first.body.collected_at), 'a fresh answer')
 })
 
+t.test('adding or removing a cluster drops the kept answers: the next call counts it', async (t) => {
+  const f = await runFixture(t, { METRICS_CACHE_MS: 600_000 })
+  t.equal((await f.call(f.owner, 'GET', '/v1/api/metrics/overview')).body.clusters.total, 1)
+  const second = await startTestCluster(t)
+  t.equal((await f.call(f.owner, 'POST', '/v1/api/clusters', simClusterBody(second, 'second'))).status, 201)
+  const added = (await f.call(f.owner, 'GET', '/v1/api/metrics/overview')).body
+  t.same(added.items.map((c: { name: string }) => c.name), ['second', 'sim'])
+  t.equal(added.clusters.reachable, 2)
+  t.equal((await f.call(f.owner, 'DELETE', '/v1/api/clusters/second')).status, 204)
+  t.same((await f.call(f.owner, 'GET', '/v1/api/metrics/overview')).body.items.map((c: { name: string }) => c.name), ['sim'])
+})
+
 t.test('without a token: 401', async (t) => {
   const f = await runFixture(t)
   const res = await f.app.inject({ method: 'GET', url: '/v1/api/metrics/overview' })

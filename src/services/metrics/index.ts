@@ -25,6 +25,8 @@ export interface MetricsDeps {
   cacheMs: number
   /** Clusters read at once for one user. */
   concurrency: number
+  /** Called with a listener for clusters added or removed: answers kept from before are dropped. */
+  onClustersChanged?: (listener: () => void) => void
   now?: () => number
 }
 
@@ -41,6 +43,9 @@ export class MetricsService {
 
   constructor(private readonly deps: MetricsDeps) {
     this.now = deps.now ?? Date.now
+    // Rare, and a user who just added a cluster looks for it at once. Everyone's answers go, since a
+    // removed cluster may have been shared with anyone; an answer being read meanwhile is not kept.
+    deps.onClustersChanged?.(() => this.cache.clear())
   }
 
   /** The user's overview, from memory while it is fresh. */
