@@ -37,6 +37,8 @@ import { ImportSessionRepository } from '../src/repositories/import-sessions.ts'
 import { ImportService } from '../src/services/import-service.ts'
 import { WorkerPool } from '../src/workers/pool.ts'
 import { GraphRenderer } from '../src/workers/render.ts'
+import { NotificationRepository } from '../src/repositories/notifications.ts'
+import { NotificationService } from '../src/services/notifications/index.ts'
 
 /** Workflows kept by the read cache: ~5 KB for a 12-node canvas and ~3 KB of its serialized reply, so ~8 MB at most. */
 const WORKFLOW_CACHE_ENTRIES = 1000
@@ -57,6 +59,7 @@ export interface Services {
   diagnostics: DiagnosticsService
   builds: BuildService
   imports: ImportService
+  notifications: NotificationService
 }
 
 declare module 'fastify' {
@@ -162,9 +165,21 @@ export default fp(async (app) => {
     imports: new ImportService({
       sessions: new ImportSessionRepository(db), workflows, policy: outboundPolicy, log: app.log,
       // The hub is decorated by the streams plugin, after this one; imports publish only once serving.
-      publish: (key, type, data) => app.streams.publish(key, type, data),
+      publish: (key, type, data) => app.streams.publish(key, type, data), bus,
       gitLimits: { maxBytes: config.IMPORT_GIT_MAX_BYTES, maxFiles: config.IMPORT_GIT_MAX_FILES, maxFileBytes: config.IMPORT_GIT_MAX_FILE_BYTES, timeoutMs: config.IMPORT_GIT_TIMEOUT_MS },
       ttlMs: config.IMPORT_SESSION_TTL_S * 1000, heartbeatMs: config.RUN_HEARTBEAT_MS, concurrency: config.IMPORT_CONCURRENCY, pool,
+    }),
+    // Listens from here on, so runs, builds and imports that recovery fails below are notified too.
+    notifications: new NotificationService({
+      notifications: new NotificationRepository(db), bus, log: app.log,
+      // The hub is decorated by the streams plugin, after this one.
+      hub: () => app.streams,
+      run: async (ownerId, workflowId, runId) => {
+        const run = await runRepo.get(ownerId, workflowId, runId)
+        if (!run) return null
+        const workflow = await workflowRepo.get(ownerId, workflowId).catch(() => null)
+        return { dry_run: run.dry_run, error: run.error, workflow_name: workflow?.name ?? null }
+      },
     }),
   }
   // Runs a dead process left running are failed as interrupted before any request can start a new one.
@@ -189,6 +204,8 @@ export default fp(async (app) => {
     // Runs in flight get most of the grace period (the process is killed at SHUTDOWN_GRACE_MS).
     await Promise.all([services.runs.close(Math.floor(config.SHUTDOWN_GRACE_MS * 0.8)), services.imports.close(Math.floor(config.SHUTDOWN_GRACE_MS * 0.5))])
     await Promise.all([services.stats.stop(), services.clusterHealth.stop(), services.resourceWatch.close(), services.builds.close()])
+    // Last: what the work above announced while stopping is still recorded.
+    await services.notifications.close()
     // After the imports and runs: a job still on a thread at this point is given up.
     await pool.close()
   })

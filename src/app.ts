@@ -41,6 +41,7 @@ import terminalRoutes from './routes/resources/terminal.ts'
 import logRoutes from './routes/resources/logs.ts'
 import buildRoutes from './routes/builds/index.ts'
 import importRoutes from './routes/import/index.ts'
+import notificationRoutes from './routes/notifications/index.ts'
 
 export type { BuildOptions }
 
@@ -86,5 +87,6 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(logRoutes)
   await app.register(buildRoutes)
   await app.register(importRoutes)
+  await app.register(notificationRoutes)
   return app as unknown as App
 }

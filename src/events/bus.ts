@@ -34,6 +34,10 @@ export interface BusEvents {
   'stats.updated': { owner_id: string }
   /** A build was created or changed status (the dashboard's `builds` statistic counts them). */
   'build.changed': { owner_id: string; build_id: string; status: string }
+  /** An import session ended (analysis done, failed, or interrupted by a restart). */
+  'import.finished': { owner_id: string; import_id: string; status: 'completed' | 'failed'; error: string | null }
+  /** A notification was stored for its user (src/services/notifications/). */
+  'notification.created': { owner_id: string; notification_id: string; type: string }
   'cluster.changed': { owner_id: string; cluster_id: string }
   /** A cluster's connection status changed (health check, test, refresh or new credentials). */
   'cluster.status': { owner_id: string; cluster_id: string; name: string; from: string; to: string; message: string }

@@ -21,6 +21,7 @@ import { analyzeCompose, analyzeFileTree, ImportTooLarge, MAX_COMPOSE_BYTES, typ
 import { NODE_WIDTH } from './import/layout.ts'
 import type { fetchRepository, GitFetchLimits } from './import/git-fetch.ts'
 import type { WorkerPool } from '../workers/pool.ts'
+import type { EventBus } from '../events/bus.ts'
 import { analysisText, type AnalysisText } from './import/analysis-text.ts'
 import { RunLog } from './run-log.ts'
 import { limiter } from './run-limiter.ts'
@@ -61,6 +62,8 @@ export interface ImportServiceDeps {
   fetch?: typeof fetchRepository
   /** Where analyses run (a worker thread, within WORKER_JOB_TIMEOUT_MS); without one (a test of apply alone) they run inline. */
   pool?: WorkerPool
+  /** Announces each session's end (`import.finished`), e.g. for notifications. */
+  bus?: EventBus
 }
 
 export interface StartedImport { session: ImportSession; done: Promise<ImportSession> }
@@ -265,6 +268,7 @@ export class ImportService {
     // The event's `{analysis}` as JSON text: the analysis is never walked on the event loop (events/raw-json.ts).
     if (finished.status === 'completed') this.publish(key, 'complete', finished.analysis!.wrappedIn('analysis'))
     else this.publish(key, 'failed', { error: finished.error ?? 'failed' })
+    this.deps.bus?.emit('import.finished', { owner_id: ownerId, import_id: id, status: finished.status === 'completed' ? 'completed' : 'failed', error: finished.error ?? null })
     return finished
   }
 
@@ -294,6 +298,7 @@ export class ImportService {
     })
     if (!finished) return
     this.publish(importKey(doc._id), 'failed', { error })
+    this.deps.bus?.emit('import.finished', { owner_id: doc.owner_id, import_id: doc._id, status: 'failed', error })
     this.deps.log.warn({ import_id: doc._id }, `import ${doc._id} was ${doc.status} when the service stopped: marked failed (interrupted)`)
   }
 

@@ -172,7 +172,7 @@ t.test('statuses follow from the declaration: 400 with input, 404 with a path id
     else t.notOk(codes.has('414'), `${where}: no 414`)
   }
   const limited = operations.filter((o) => o.op.responses?.['429']).map((o) => o.op.operationId).sort()
-  t.same(limited, ['changePassword', 'exchangeOAuthCode', 'finishOAuthSignIn', 'login', 'refreshToken', 'register', 'startOAuthSignIn', 'streamBuild', 'streamImport', 'streamResource', 'streamResourceLogs', 'streamWorkflowStatus'], '429 exactly where a limiter runs (sign-in rate limits, per-user stream limits)')
+  t.same(limited, ['changePassword', 'exchangeOAuthCode', 'finishOAuthSignIn', 'login', 'refreshToken', 'register', 'startOAuthSignIn', 'streamBuild', 'streamImport', 'streamNotifications', 'streamResource', 'streamResourceLogs', 'streamWorkflowStatus'], '429 exactly where a limiter runs (sign-in rate limits, per-user stream limits)')
   for (const id of ['testCluster', 'refreshCluster', 'getClusterMetrics', 'updateClusterCredentials']) t.ok(byId(id).responses?.['502'], `${id}: 502 (it calls the cluster)`)
   t.ok(byId('getReadiness').responses?.['503'], '/readyz: 503')
 })
