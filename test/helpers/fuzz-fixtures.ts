@@ -71,6 +71,14 @@ export class FuzzWorld {
   }
 
   /** A completed import session holding a one-node graph, stored as the import service records one. */
+  /** A notification of `who`, made as the service makes them: from a bus event. */
+  private async notification(who: TestUser, name: string): Promise<string> {
+    this.app.bus.emit('cluster.status', { owner_id: who.user.id, cluster_id: MISSING_ID, name, from: 'connected', to: 'error', message: 'unreachable (fuzz fixture)' })
+    await this.app.services.notifications.idle()
+    const res = await this.app.inject({ url: `/v1/api/notifications?search=${name}&limit=1`, headers: who.headers })
+    return (res.json() as { notifications: Array<{ id: string }> }).notifications[0].id
+  }
+
   private async importSession(who: TestUser): Promise<string> {
     const now = new Date()
     const id = randomBytes(12).toString('hex')
@@ -221,6 +229,8 @@ export class FuzzWorld {
     const userResource = await this.resource(this.user, userWorkflow, userClusterRecord)
     const adminImport = await this.importSession(this.admin)
     const userImport = await this.importSession(this.user)
+    const adminNotification = await this.notification(this.admin, `fz-gone-a-${tag}`)
+    const userNotification = await this.notification(this.user, `fz-gone-u-${tag}`)
     const registry = await this.call(this.admin, 'POST', '/v1/api/admin/registries', {
       name: `fz-registry-${tag}`, registry_type: 'custom', url: CLOSED, username: 'robot', password: this.secret('registry-password'),
     })
@@ -236,6 +246,8 @@ export class FuzzWorld {
       pools: {
         'import/id@admin': [adminImport, adminImport, userImport, MISSING_ID],
         'import/id@user': [userImport, userImport, adminImport, MISSING_ID],
+        'notifications/id@admin': [adminNotification, adminNotification, userNotification, MISSING_ID],
+        'notifications/id@user': [userNotification, userNotification, adminNotification, MISSING_ID],
         // Each caller mostly aims at its own records, sometimes at the other's (which must be 404).
         'workflows/id@admin': [adminWorkflow, adminWorkflow, userWorkflow, MISSING_ID],
         'workflows/id@user': [userWorkflow, userWorkflow, adminWorkflow, MISSING_ID],
