@@ -19,7 +19,7 @@ export const Notification = Type.Object({
 }, { additionalProperties: false, description: 'kept 30 days' })
 
 // Ids are ours (24 hex digits): anything else is refused before a query (400).
-export const NotificationParams = Type.Object({ id: Type.String({ pattern: '^[0-9a-f]{24}$', minLength: 24, maxLength: 24, description: 'notification id' }) })
+export const NotificationParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64, description: 'notification id (any other string is a 404, as an id that is not yours: ids cannot be probed)' }) })
 
 export const NotificationListQuery = PaginationQuery(['created_at'], {
   unread: Type.Optional(Type.Boolean({ description: 'only unread ones when true' })),
