@@ -16,7 +16,9 @@ import type { App } from '../../src/app-types.ts'
 
 const db = await startTestDatabase(t)
 const JWT_SECRET = randomBytes(32).toString('hex')
-const HEARTBEAT_MS = 100
+// Stale after three periods (1.5 s): long enough that the test's own beats, on the event loop the starting app
+// shares, are not held past it on a loaded machine (at 100 ms, a 300 ms start-up stall failed the live session).
+const HEARTBEAT_MS = 500
 
 const logs: string[] = []
 const logStream = new Writable({ write(chunk, _enc, done) { logs.push(String(chunk)); done() } })
