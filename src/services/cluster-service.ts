@@ -339,6 +339,7 @@ export class ClusterService {
     if (clash && clash.doc._id !== doc._id) throw new Conflict(`that user already reaches a cluster named "${doc.name}"`)
     const updated = await this.deps.clusters.share(doc._id, target, role)
     await this.deps.logs.add(doc._id, 'share', true, `shared as ${role}`)
+    this.deps.bus.emit('cluster.changed', { owner_id: doc.owner_id, cluster_id: doc._id })
     return this.show(updated ?? doc, userId)
   }
 
@@ -349,6 +350,8 @@ export class ClusterService {
     if (!before) throw new NotFound('share')
     if (before.default_of.includes(targetUserId)) await this.deps.clusters.ensureDefault(targetUserId)
     await this.deps.logs.add(doc._id, 'share', true, 'share revoked')
+    // Who reaches the cluster changed: the revoked user's watchers stop now, not at their next reconnect.
+    this.deps.bus.emit('cluster.changed', { owner_id: doc.owner_id, cluster_id: doc._id })
   }
 
   // Health monitor
