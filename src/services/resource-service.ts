@@ -123,8 +123,8 @@ export class ResourceService {
         status: 'pending', status_message: `${o.action}; its status is not known yet`, ready: null, counters: {}, ...fields(o),
       }
     })
-    const unchanged = new Set(applied.filter((o) => o.action === 'unchanged').map((o) => JSON.stringify([o.namespace, o.kind, o.name])))
-    const keepWatchedStatus = (k: { namespace: string | null; kind: string; name: string }) => unchanged.has(JSON.stringify([k.namespace, k.kind, k.name]))
+    const unchanged = new Set(applied.filter((o) => o.action === 'unchanged').map(keyOf))
+    const keepWatchedStatus = (k: { namespace: string | null; kind: string; name: string }) => unchanged.has(keyOf(k))
     this.changed(ownerId, await this.deps.resources.observe(ownerId, run.cluster_id, records, { keepWatchedStatus }))
   }
 

@@ -186,8 +186,7 @@ export class ResourceWatchService {
    * its first run has finished.
    */
   async follow(ownerId: string, workflowId: string): Promise<void> {
-    const k = wfKey(ownerId, workflowId)
-    this.running.set(k, (this.running.get(k) ?? 0) + 1)
+    this.hold(ownerId, workflowId)
     try {
       await this.schedule(ownerId)
     } finally {
