@@ -1,6 +1,7 @@
 // Authentication and authorization for the whole API.
 //
-// - Every route under /v1 except the auth group (/v1/api/auth/*) needs `Authorization: Bearer <jwt>`: an
+// - Every route under /v1 (and under the KubeOrch UI adapter's /kubeorch/v1, src/compat/kubeorch/) except the
+//   auth group (<root>/api/auth/*) needs `Authorization: Bearer <jwt>`: an
 //   onRequest hook decides by the matched route's path, so a new route group is protected without anyone
 //   remembering to. Unknown paths under /v1 answer 401 without a valid token too (and 404 with one), so the
 //   route table cannot be probed anonymously.
@@ -53,19 +54,22 @@ declare module 'fastify' {
   }
 }
 
-const API_PREFIX = '/v1/'
-const PUBLIC_GROUP = '/v1/api/auth'
-const ADMIN_GROUPS = ['/v1/api/admin', '/v1/api/settings']
+// The canonical API and the KubeOrch UI adapter's copy of it (API.md §10): the same rules under both roots.
+const API_ROOTS = ['/v1', '/kubeorch/v1']
 
 const under = (path: string, prefix: string) => path === prefix || path.startsWith(prefix + '/')
+const apiRoot = (path: string) => API_ROOTS.find((root) => under(path, root))
 
 /** Whether a path (a route pattern, or the raw path when nothing matched) needs a token. */
 export function needsToken(path: string): boolean {
-  return (path === '/v1' || path.startsWith(API_PREFIX)) && !under(path, PUBLIC_GROUP)
+  const root = apiRoot(path)
+  return root !== undefined && !under(path, `${root}/api/auth`)
 }
 
 function needsAdmin(routeUrl: string | undefined, config: { requireAdmin?: boolean } | undefined): boolean {
-  return config?.requireAdmin === true || (routeUrl !== undefined && ADMIN_GROUPS.some((g) => under(routeUrl, g)))
+  if (config?.requireAdmin === true) return true
+  const root = routeUrl === undefined ? undefined : apiRoot(routeUrl)
+  return root !== undefined && [`${root}/api/admin`, `${root}/api/settings`].some((g) => under(routeUrl!, g))
 }
 
 /** The token of an `Authorization: Bearer <token>` header, or undefined. */

@@ -42,6 +42,7 @@ import logRoutes from './routes/resources/logs.ts'
 import buildRoutes from './routes/builds/index.ts'
 import importRoutes from './routes/import/index.ts'
 import notificationRoutes from './routes/notifications/index.ts'
+import kubeorchAdapter, { KUBEORCH_PREFIX } from './compat/kubeorch/index.ts'
 
 export type { BuildOptions }
 
@@ -88,5 +89,6 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(buildRoutes)
   await app.register(importRoutes)
   await app.register(notificationRoutes)
+  if (config.KUBEORCH_UI_COMPAT) await app.register(kubeorchAdapter, { prefix: KUBEORCH_PREFIX })
   return app as unknown as App
 }

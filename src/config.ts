@@ -24,6 +24,7 @@ export const ConfigSchema = Type.Object({
   DATA_DIR: Type.String({ default: './data', minLength: 1, description: 'where the embedded server keeps its files' }),
   TTL_SWEEP_INTERVAL_MS: Type.Integer({ default: 10_000, minimum: 50, maximum: 3_600_000, description: 'embedded server TTL sweep interval' }),
   BODY_LIMIT_BYTES: Type.Integer({ default: 1_048_576, minimum: 1024, maximum: 104_857_600, description: 'largest accepted request body' }),
+  KUBEORCH_UI_COMPAT: Bool(true, 'serve the KubeOrch web UI adapter under /kubeorch/v1/api (docs/kubeorch-ui.md); false removes those routes'),
   CORS_ORIGINS: Type.String({ default: '*', description: 'comma-separated allowed origins, or * for any (never with credentials)' }),
   TRUST_PROXY: Bool(false, 'trust X-Forwarded-* headers (behind a reverse proxy)'),
   RATE_LIMIT_MAX: Type.Integer({ default: 600, minimum: 1, description: 'requests per minute per client on rate-limited routes' }),

@@ -28,7 +28,19 @@ export interface ServeStreamOptions {
   onClose?: () => void
   /** Heartbeat period; defaults to the app's SSE_HEARTBEAT_MS (15 s). */
   heartbeatMs?: number
+  /**
+   * Re-encodes every event (the metadata snapshot too) for a client that speaks another dialect (the
+   * KubeOrch UI adapter, src/compat/kubeorch/). Keep one function per dialect and stream kind, defined once:
+   * its encodings are cached per event like the plain ones.
+   */
+  reframe?: Reframe
 }
+
+/**
+ * One event as another dialect sends it: JSON `data`, one line of raw `text` (CR and LF become spaces), or
+ * `null` to leave the event out. Its `data` argument is the event's payload as plain JSON.
+ */
+export type Reframe = (type: string, data: unknown) => { type: string; data: unknown } | { type: string; text: string } | null
 
 const LAST_EVENT_ID = /^\d{1,15}$/
 
@@ -56,6 +68,32 @@ function encode(event: StreamEvent): Encoded {
     const f = Buffer.from(frame(event.id, event.type, event.data))
     bytes = { frame: f, chunk: asChunk(f) }
     encoded.set(event, bytes)
+  }
+  return bytes
+}
+
+// Per dialect: a WeakMap per reframe function, holding null for an event the dialect leaves out.
+const reframed = new WeakMap<Reframe, WeakMap<StreamEvent, Encoded | null>>()
+const plainJson = (data: unknown) => data instanceof RawJson ? JSON.parse(data.text) as unknown : data
+const ONE_LINE = /\r\n|\r|\n/g
+
+/** The frame text of an event in a dialect, or null when the dialect leaves it out. */
+export function reframedFrame(reframe: Reframe, id: number, type: string, data: unknown, retryMs?: number): string | null {
+  const out = reframe(type, plainJson(data))
+  if (!out) return null
+  if ('text' in out) return `${retryMs !== undefined ? `retry: ${retryMs}\n` : ''}id: ${id}\nevent: ${out.type}\ndata: ${out.text.replace(ONE_LINE, ' ')}\n\n`
+  return frame(id, out.type, out.data, retryMs)
+}
+
+function encodeIn(reframe: Reframe, event: StreamEvent): Encoded | null {
+  let cache = reframed.get(reframe)
+  if (!cache) { cache = new WeakMap(); reframed.set(reframe, cache) }
+  let bytes = cache.get(event)
+  if (bytes === undefined) {
+    const text = reframedFrame(reframe, event.id, event.type, event.data)
+    const f = text === null ? null : Buffer.from(text)
+    bytes = f && { frame: f, chunk: asChunk(f) }
+    cache.set(event, bytes)
   }
   return bytes
 }
@@ -165,11 +203,17 @@ export async function serveStream(req: FastifyRequest, reply: FastifyReply, opts
   if (socket.destroyed || req.raw.destroyed) end()
 
   try {
-    if (!gone() && !res.write(frame(sub.since, 'metadata', metadata, RETRY_MS))) await drained(res, socket, sub)
+    const { reframe } = opts
+    // Sent even when a dialect leaves the snapshot out: the retry delay must reach the client, and the
+    // first write is what sends the headers.
+    const first = reframe ? reframedFrame(reframe, sub.since, 'metadata', metadata, RETRY_MS) ?? `retry: ${RETRY_MS}\n\n` : frame(sub.since, 'metadata', metadata, RETRY_MS)
+    if (!gone() && !res.write(first)) await drained(res, socket, sub)
     for await (const event of sub as AsyncIterable<StreamEvent>) {
       if (gone() || sub.closed) break
+      const bytes = reframe ? encodeIn(reframe, event) : encode(event)
+      if (!bytes) continue
       sent++
-      if (!send(encode(event))) await drained(res, socket, sub)
+      if (!send(bytes)) await drained(res, socket, sub)
     }
   } finally {
     end()

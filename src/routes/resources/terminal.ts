@@ -3,7 +3,8 @@
 // upgrade (not yours, viewer access, a shell outside the allowlist, the cluster refusing) is an `error`
 // message followed by a `close` message, so a client has one way to learn why. The token may come in the
 // query (browsers cannot set headers on a WebSocket); src/logger.ts keeps it out of every log line.
-import { Type } from 'typebox'
+import { Type, type Static } from 'typebox'
+import type { FastifyRequest } from 'fastify'
 import type { WebSocket } from 'ws'
 import type { App } from '../../app-types.ts'
 import { errorResponses } from '../../../schemas/common.ts'
@@ -12,7 +13,6 @@ import { TerminalClientMessage, TerminalQuery, TerminalServerMessage } from '../
 import { AppError } from '../../errors.ts'
 import { redactUrl } from '../../logger.ts'
 import { ALLOWED_SHELLS, ExecFailed, isAllowedShell, openExec, type ExecSession } from '../../kube/exec-terminal.ts'
-import { PodTargets } from '../../services/pod-target.ts'
 import type { LiveSession } from '../../../plugins/websocket.ts'
 
 const tags = ['resources']
@@ -58,14 +58,123 @@ export function parseClientFrame(raw: string): ClientFrame | { problem: string }
   return { problem: 'unknown frame type; expected "input" or "resize"' }
 }
 
-export default async function terminalRoutes(app: App) {
-  const targets = new PodTargets({
-    resource: (ownerId, id) => app.services.resources.get(ownerId, id),
-    kubeConfigFor: async (userId, ref, need) => { const { kc, cluster } = await app.services.clusters.kubeConfigFor(userId, ref, need); return { kc, cluster: { id: cluster.id, name: cluster.name } } },
-    timeoutMs: app.config.CLUSTER_TIMEOUT_MS,
-  })
-  const { TERMINAL_IDLE_TIMEOUT_MS: idleMs, TERMINAL_PING_MS: pingMs } = app.config
+/** How a server message is written on the socket: this API's frames, or another dialect's (the KubeOrch UI adapter). */
+export type TerminalEncoder = (type: 'metadata' | 'output' | 'error' | 'close', data: unknown) => string
+const plainFrames: TerminalEncoder = (type, data) => JSON.stringify({ type, data })
 
+type TerminalRequest = FastifyRequest<{ Params: { id: string }; Querystring: Static<typeof TerminalQuery> }>
+
+/** A terminal session on an upgraded socket, from the first check to the last `close` message. */
+export function serveTerminal(app: App, socket: WebSocket, req: TerminalRequest, encode: TerminalEncoder = plainFrames) {
+  const { TERMINAL_IDLE_TIMEOUT_MS: idleMs, TERMINAL_PING_MS: pingMs } = app.config
+  const targets = app.podTargets
+  const query = req.query as { shell?: string; pod?: string; container?: string }
+  const log = req.log.child({ resource_id: req.params.id, user_id: req.user.id })
+  let exec: ExecSession | null = null
+  let ended = false
+  let releaseSlot: (() => void) | undefined
+  let early = ''
+  let pendingSize = null as { rows: number; cols: number } | null
+  let unanswered = 0
+
+  const send = (type: Parameters<TerminalEncoder>[0], data: unknown) => {
+    if (socket.readyState === socket.OPEN) socket.send(encode(type, data))
+  }
+  const live: LiveSession = { shutdown: (reason) => end(reason, null, CLOSE.goingAway) }
+  // Two unanswered pings in a row, not one: a pong can be late behind a burst of output.
+  const pinger = setInterval(() => {
+    if (unanswered >= 2) { end('the client stopped answering pings', null, CLOSE.goingAway); socket.terminate(); return }
+    unanswered++
+    socket.ping()
+  }, pingMs)
+  let idle = setTimeout(() => end('idle timeout', null), idleMs)
+  const touch = () => { clearTimeout(idle); idle = setTimeout(() => end('idle timeout', null), idleMs) }
+
+  function end(reason: string, exitCode: number | null, code: number = CLOSE.normal) {
+    if (ended) return
+    ended = true
+    releaseSlot?.()
+    clearInterval(pinger)
+    clearTimeout(idle)
+    app.liveSessions.delete(live)
+    send('close', { reason, exit_code: exitCode })
+    if (socket.readyState === socket.OPEN) socket.close(code)
+    exec?.close()
+    log.info({ reason, exit_code: exitCode, url: redactUrl(req.url) }, 'terminal session ended')
+  }
+  const refuse = (message: string, code: number = CLOSE.policy) => {
+    send('error', message)
+    end('refused', null, code)
+  }
+
+  app.liveSessions.add(live)
+  // MAX_TERMINALS_PER_USER: taken before anything else, given back by end() (every way a session ends).
+  try {
+    releaseSlot = app.userLimits.acquire('terminals', req.user.id)
+  } catch (err) {
+    refuse((err as Error).message)
+    return
+  }
+  socket.on('pong', () => { unanswered = 0 })
+  socket.on('close', () => end('the client closed the connection', null))
+  socket.on('error', () => end('the client connection failed', null))
+  socket.on('message', (data, isBinary) => {
+    if (ended) return
+    if (isBinary) { send('error', 'frames must be JSON text'); return }
+    const frame = parseClientFrame(String(data))
+    if ('problem' in frame) { send('error', frame.problem); return }
+    touch()
+    if (frame.type === 'input') {
+      if (exec) exec.input(frame.data)
+      else if (early.length + frame.data.length <= MAX_EARLY_INPUT) early += frame.data
+      else send('error', 'the shell is not connected yet; input beyond 64 KiB was dropped')
+    } else if (exec) exec.resize(frame.rows, frame.cols)
+    else pendingSize = { rows: frame.rows, cols: frame.cols }
+  })
+
+  const shell = query.shell || 'sh'
+  if (!isAllowedShell(shell)) {
+    refuse(`shell "${shell.slice(0, 64)}" is not allowed; use one of ${ALLOWED_SHELLS.join(', ')}`)
+    return
+  }
+  void (async () => {
+    const target = await targets.resolve(req.user.id, req.params.id, 'deployer', { pod: query.pod || undefined, container: query.container || undefined })
+    if (target.problem || !target.container) { refuse(target.problem ?? 'no container to run the shell in'); return }
+    if (ended) return
+    const container = target.container
+    // Output (the prompt) or even the exit can come before `metadata` is sent; held until it is, so
+    // `metadata` is always the first message of a session.
+    let held: string[] | null = []
+    let heldExit: { code: number | null; reason: string } | null = null
+    const emit = (text: string) => {
+      send('output', text)
+      if (socket.bufferedAmount > MAX_BUFFERED_BYTES) end('the client is not reading the output fast enough', null, CLOSE.policy)
+    }
+    const session = await openExec(target.kc, { namespace: target.namespace, pod: target.pod, container, shell }, {
+      output: (text) => { if (held) held.push(text); else emit(text) },
+      exit: (code, reason) => { if (held) heldExit = { code, reason }; else end(reason, code) },
+    })
+    if (ended) { session.close(); return }
+    exec = session
+    log.info({ pod: target.pod, container, namespace: target.namespace, cluster: target.cluster.name, shell }, 'terminal session started')
+    send('metadata', { pod: target.pod, container, namespace: target.namespace, cluster: target.cluster.name, shell })
+    const pending = held
+    held = null
+    for (const text of pending) emit(text)
+    const exited = heldExit as { code: number | null; reason: string } | null
+    if (exited) { end(exited.reason, exited.code); return }
+    if (pendingSize) session.resize(pendingSize.rows, pendingSize.cols)
+    if (early) session.input(early)
+    early = ''
+  })().catch((err: unknown) => {
+    if (err instanceof AppError && err.statusCode < 500) { refuse(err.message); return }
+    if (err instanceof AppError || err instanceof ExecFailed) { refuse(err.message, CLOSE.internal); return }
+    log.error({ err }, 'terminal session failed')
+    refuse('internal error', CLOSE.internal)
+  })
+}
+
+export default async function terminalRoutes(app: App) {
   app.route({
     method: 'GET',
     url: '/v1/api/resources/:id/exec/terminal',
@@ -85,111 +194,6 @@ export default async function terminalRoutes(app: App) {
       await app.services.resources.get(req.user.id, req.params.id)
       throw new AppError(426, 'this route is a WebSocket: connect with an Upgrade: websocket request')
     },
-    wsHandler: (socket: WebSocket, req) => {
-      const query = req.query as { shell?: string; pod?: string; container?: string }
-      const log = req.log.child({ resource_id: req.params.id, user_id: req.user.id })
-      let exec: ExecSession | null = null
-      let ended = false
-      let releaseSlot: (() => void) | undefined
-      let early = ''
-      let pendingSize = null as { rows: number; cols: number } | null
-      let unanswered = 0
-
-      const send = (type: string, data: unknown) => {
-        if (socket.readyState === socket.OPEN) socket.send(JSON.stringify({ type, data }))
-      }
-      const live: LiveSession = { shutdown: (reason) => end(reason, null, CLOSE.goingAway) }
-      // Two unanswered pings in a row, not one: a pong can be late behind a burst of output.
-      const pinger = setInterval(() => {
-        if (unanswered >= 2) { end('the client stopped answering pings', null, CLOSE.goingAway); socket.terminate(); return }
-        unanswered++
-        socket.ping()
-      }, pingMs)
-      let idle = setTimeout(() => end('idle timeout', null), idleMs)
-      const touch = () => { clearTimeout(idle); idle = setTimeout(() => end('idle timeout', null), idleMs) }
-
-      function end(reason: string, exitCode: number | null, code: number = CLOSE.normal) {
-        if (ended) return
-        ended = true
-        releaseSlot?.()
-        clearInterval(pinger)
-        clearTimeout(idle)
-        app.liveSessions.delete(live)
-        send('close', { reason, exit_code: exitCode })
-        if (socket.readyState === socket.OPEN) socket.close(code)
-        exec?.close()
-        log.info({ reason, exit_code: exitCode, url: redactUrl(req.url) }, 'terminal session ended')
-      }
-      const refuse = (message: string, code: number = CLOSE.policy) => {
-        send('error', message)
-        end('refused', null, code)
-      }
-
-      app.liveSessions.add(live)
-      // MAX_TERMINALS_PER_USER: taken before anything else, given back by end() (every way a session ends).
-      try {
-        releaseSlot = app.userLimits.acquire('terminals', req.user.id)
-      } catch (err) {
-        refuse((err as Error).message)
-        return
-      }
-      socket.on('pong', () => { unanswered = 0 })
-      socket.on('close', () => end('the client closed the connection', null))
-      socket.on('error', () => end('the client connection failed', null))
-      socket.on('message', (data, isBinary) => {
-        if (ended) return
-        if (isBinary) { send('error', 'frames must be JSON text'); return }
-        const frame = parseClientFrame(String(data))
-        if ('problem' in frame) { send('error', frame.problem); return }
-        touch()
-        if (frame.type === 'input') {
-          if (exec) exec.input(frame.data)
-          else if (early.length + frame.data.length <= MAX_EARLY_INPUT) early += frame.data
-          else send('error', 'the shell is not connected yet; input beyond 64 KiB was dropped')
-        } else if (exec) exec.resize(frame.rows, frame.cols)
-        else pendingSize = { rows: frame.rows, cols: frame.cols }
-      })
-
-      const shell = query.shell || 'sh'
-      if (!isAllowedShell(shell)) {
-        refuse(`shell "${shell.slice(0, 64)}" is not allowed; use one of ${ALLOWED_SHELLS.join(', ')}`)
-        return
-      }
-      void (async () => {
-        const target = await targets.resolve(req.user.id, req.params.id, 'deployer', { pod: query.pod || undefined, container: query.container || undefined })
-        if (target.problem || !target.container) { refuse(target.problem ?? 'no container to run the shell in'); return }
-        if (ended) return
-        const container = target.container
-        // Output (the prompt) or even the exit can come before `metadata` is sent; held until it is, so
-        // `metadata` is always the first message of a session.
-        let held: string[] | null = []
-        let heldExit: { code: number | null; reason: string } | null = null
-        const emit = (text: string) => {
-          send('output', text)
-          if (socket.bufferedAmount > MAX_BUFFERED_BYTES) end('the client is not reading the output fast enough', null, CLOSE.policy)
-        }
-        const session = await openExec(target.kc, { namespace: target.namespace, pod: target.pod, container, shell }, {
-          output: (text) => { if (held) held.push(text); else emit(text) },
-          exit: (code, reason) => { if (held) heldExit = { code, reason }; else end(reason, code) },
-        })
-        if (ended) { session.close(); return }
-        exec = session
-        log.info({ pod: target.pod, container, namespace: target.namespace, cluster: target.cluster.name, shell }, 'terminal session started')
-        send('metadata', { pod: target.pod, container, namespace: target.namespace, cluster: target.cluster.name, shell })
-        const pending = held
-        held = null
-        for (const text of pending) emit(text)
-        const exited = heldExit as { code: number | null; reason: string } | null
-        if (exited) { end(exited.reason, exited.code); return }
-        if (pendingSize) session.resize(pendingSize.rows, pendingSize.cols)
-        if (early) session.input(early)
-        early = ''
-      })().catch((err: unknown) => {
-        if (err instanceof AppError && err.statusCode < 500) { refuse(err.message); return }
-        if (err instanceof AppError || err instanceof ExecFailed) { refuse(err.message, CLOSE.internal); return }
-        log.error({ err }, 'terminal session failed')
-        refuse('internal error', CLOSE.internal)
-      })
-    },
+    wsHandler: (socket: WebSocket, req) => serveTerminal(app, socket, req),
   })
 }
