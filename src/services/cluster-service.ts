@@ -307,6 +307,16 @@ export class ClusterService {
     }
   }
 
+  /**
+   * The connection settings that are no secret (the namespace a form shows, whether TLS is verified), for a
+   * client's edit form; the credentials themselves never leave.
+   */
+  async connectionSettings(userId: string, name: string): Promise<{ namespace: string | null; insecure_skip_tls_verify: boolean }> {
+    const { doc } = await this.reach(userId, name)
+    const creds = this.open(doc) as ClusterCredentials & { namespace?: unknown }
+    return { namespace: typeof creds.namespace === 'string' ? creds.namespace : null, insecure_skip_tls_verify: creds.insecure_skip_tls_verify === true }
+  }
+
   async logs(userId: string, name: string, req: PageRequest): Promise<Page<ConnectionLog>> {
     const { doc } = await this.reach(userId, name)
     return this.deps.logs.list(doc._id, req)

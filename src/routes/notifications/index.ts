@@ -1,14 +1,24 @@
 // The caller's notifications (API.md §10): a paginated list, the unread count, marking read, and a live
 // stream of new ones. Owner-scoped in the repository: another user's id answers 404.
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { App } from '../../app-types.ts'
 import { errorResponses } from '../../../schemas/common.ts'
 import { NotificationParams, NotificationListQuery, NotificationList, UnreadCount, ReadAllResult, Notification, notificationStreamDoc } from '../../../schemas/notifications.ts'
 import { streamResponse, tooManyStreams } from '../../../schemas/streams.ts'
 import { pageReply } from '../../repositories/pagination.ts'
-import { serveStream } from '../../events/sse.ts'
+import { serveStream, type Reframe } from '../../events/sse.ts'
 import { notificationsKey } from '../../services/notifications/index.ts'
 
 const tags = ['notifications']
+
+/** The caller's notification stream; `reframe` re-encodes its events for another dialect (the KubeOrch UI adapter). */
+export function serveNotificationStream(app: App, req: FastifyRequest, reply: FastifyReply, reframe?: Reframe) {
+  return serveStream(req, reply, {
+    hub: app.streams, key: notificationsKey(req.user.id),
+    metadata: async () => ({ unread_count: await app.services.notifications.unreadCount(req.user.id) }),
+    reframe,
+  })
+}
 
 export default async function notificationRoutes(app: App) {
   const service = app.services.notifications
@@ -47,8 +57,5 @@ export default async function notificationRoutes(app: App) {
       response: { 200: streamResponse('`text/event-stream`: metadata, notification'), ...errorResponses(401), ...tooManyStreams },
       'x-events': notificationStreamDoc.events,
     },
-  }, (req, reply) => serveStream(req, reply, {
-    hub: app.streams, key: notificationsKey(req.user.id),
-    metadata: async () => ({ unread_count: await service.unreadCount(req.user.id) }),
-  }))
+  }, (req, reply) => serveNotificationStream(app, req, reply))
 }

@@ -1,4 +1,199 @@
-// Placeholder while the adapter is being built; replaced by this group's routes.
+// The UI's /clusters (CONTRACT.md §0 #2 #3, §2.6, §8 rows 4-6) on the cluster service. The UI writes
+// camelCase (`authType`, `displayName`, `credentials.caData` …) and reads `displayName`, `authType`, a
+// boolean `default`, `metadata.nodeCount`; a cluster `status` outside connected|disconnected|error|unknown
+// crashes its clusters page, and it copies the test reply's `status` into the cluster, so `healthy` is
+// never sent here.
+import { Type } from 'typebox'
 import type { App } from '../../../app-types.ts'
+import {
+  AuthTypeSchema, ClusterListQuery, ClusterParams, CreateClusterBody, CredentialsObject, UpdateClusterBody,
+} from '../../../../schemas/cluster.ts'
+import { MAX_PAGE_SIZE } from '../../../../schemas/pagination.ts'
+import { AppError, BadRequest, NotFound } from '../../../errors.ts'
+import type { Cluster } from '../../../repositories/clusters.ts'
+import type { MetricsReport } from '../../../services/cluster-service.ts'
+import type { Overview } from '../../../services/metrics/index.ts'
+import { toCanonical, withCamelAliases } from '../translate.ts'
 
-export default async function routes(_app: App) {}
+type Json = Record<string, unknown>
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v)
+
+// The UI's credential names → ours (API.md §5). PEM fields come base64-encoded, which ours accept as is.
+const CREDENTIAL_RENAMES = {
+  caData: 'ca_data', clientCertData: 'client_cert_data', clientKeyData: 'client_key_data',
+  oidcIssuerUrl: 'issuer_url', oidcClientId: 'client_id', oidcClientSecret: 'client_secret', oidcRefreshToken: 'refresh_token',
+  insecure: 'insecure_skip_tls_verify',
+}
+// The UI also knows these spellings of two auth types (it accepts them on read).
+const AUTH_TYPE_ALIASES: Record<string, string> = { bearer: 'token', serviceAccount: 'serviceaccount' }
+// Fields that are credentials proper: any of them in an edit means "replace the credentials".
+const SECRET_INPUTS = ['kubeconfig', 'token', 'client_cert_data', 'client_key_data', 'ca_data', 'issuer_url', 'client_id', 'client_secret', 'refresh_token', 'id_token']
+
+/** A UI cluster body in our names; `singleNode` means nothing here. */
+export function canonicalClusterBody(body: unknown): unknown {
+  const out = toCanonical(body, { displayName: 'display_name', authType: 'auth_type' }, ['singleNode'])
+  if (!isObject(out)) return out
+  if (typeof out.auth_type === 'string') out.auth_type = AUTH_TYPE_ALIASES[out.auth_type] ?? out.auth_type
+  if (out.credentials !== undefined) out.credentials = toCanonical(out.credentials, CREDENTIAL_RENAMES)
+  return out
+}
+
+/** A cluster as the UI reads it; our snake_case fields stay beside the aliases. */
+export function toUiCluster(c: Cluster) {
+  return {
+    ...withCamelAliases({ ...c }),
+    default: c.is_default,
+    metadata: { ...c.metadata, nodeCount: c.metadata.node_count },
+  }
+}
+
+// What the edit form sends: the update's fields plus the auth type and, when one was filled, credentials.
+const EditClusterBody = Type.Object({
+  ...UpdateClusterBody.properties,
+  auth_type: Type.Optional(AuthTypeSchema),
+  credentials: Type.Optional(CredentialsObject),
+}, { additionalProperties: false, minProperties: 1 })
+
+const HEALTH: Record<Cluster['status'], 'healthy' | 'unhealthy' | 'unknown'> = { connected: 'healthy', error: 'unhealthy', unknown: 'unknown' }
+const percent = (used: number, capacity: number) => Math.round((used / capacity) * 1000) / 10
+type ClusterPart = Overview['items'][number]
+
+/**
+ * The dashboard's cluster card (CONTRACT.md §2.6 metrics). From GET /clusters/:name/metrics (live: node list
+ * and metrics.k8s.io): the API server answering, CPU and memory use against node capacity, node count and
+ * storage capacity. From the overview (cached METRICS_CACHE_MS): pods, nodes ready, the stored health check.
+ * A figure not known is left out, so the UI says "Not available" rather than a made-up number.
+ */
+export function toUiClusterMetrics(name: string, m: MetricsReport, part: ClusterPart | undefined) {
+  const usage = m.available && m.usage.cpu_cores !== null && m.usage.memory_bytes !== null ? m.usage : null
+  const health: Array<{ name: string; status: 'healthy' | 'unhealthy' | 'unknown'; message: string }> = [
+    { name: 'API Server', status: 'healthy', message: 'answered the node list' },
+  ]
+  if (part?.reachable && part.nodes) {
+    health.push({ name: 'Nodes', status: part.nodes.total > 0 && part.nodes.ready === part.nodes.total ? 'healthy' : 'unhealthy', message: `${part.nodes.ready} of ${part.nodes.total} ready` })
+  } else {
+    health.push({ name: 'Nodes', status: 'unknown', message: part?.message ?? 'not read' })
+  }
+  health.push({ name: 'Metrics API', status: m.available ? 'healthy' : 'unknown', message: m.message })
+  if (part) health.push({ name: 'Health check', status: HEALTH[part.status], message: part.status_message })
+  const resource = (used: number | null, capacity: number) => used !== null && capacity > 0 ? { used, capacity, percentage: percent(used, capacity) } : { capacity }
+  return {
+    clusterName: name,
+    health,
+    resources: {
+      cpu: resource(usage?.cpu_cores ?? null, m.capacity.cpu_cores),
+      memory: resource(usage?.memory_bytes ?? null, m.capacity.memory_bytes),
+      // Storage capacity is the nodes' ephemeral storage; nothing here measures its use.
+      storage: resource(null, m.capacity.storage_bytes),
+    },
+    nodeCount: m.nodes.length,
+    podCount: part?.pods ? part.pods.total : null,
+    lastUpdated: m.collected_at,
+    ...m,
+  }
+}
+
+export default async function clusterRoutes(app: App) {
+  const service = app.services.clusters
+
+  app.post('/clusters', {
+    schema: { hide: true, body: CreateClusterBody },
+    preValidation: async (req) => { req.body = canonicalClusterBody(req.body) as typeof req.body },
+  }, async (req, reply) => {
+    const created = await service.create(req.user.id, req.body)
+    // The UI toasts on the answer's status (connected or error), as its own backend tests a cluster when
+    // it is added: the same refresh as POST /clusters/:name/refresh, which stores the outcome either way.
+    let cluster: Cluster
+    try {
+      cluster = await service.refresh(req.user.id, created.id)
+    } catch (err) {
+      if (!(err instanceof AppError) || err.statusCode === 404) throw err
+      cluster = await service.get(req.user.id, created.id)
+    }
+    return reply.code(201).send(toUiCluster(cluster))
+  })
+
+  app.get('/clusters', {
+    schema: { hide: true, querystring: ClusterListQuery },
+    // The UI pages nothing: it shows what comes back, so it gets the largest page.
+    preValidation: async (req) => { req.query = { limit: String(MAX_PAGE_SIZE), ...(req.query as Json) } as unknown as typeof req.query },
+  }, async (req) => {
+    const { status, ...page } = req.query
+    const list = await service.list(req.user.id, page, { status })
+    let defaultId = list.items.find((c) => c.is_default)?.id ?? null
+    if (defaultId === null && list.total > list.items.length) {
+      defaultId = await service.getDefault(req.user.id).then((c) => c.id, (err) => { if (err instanceof NotFound) return null; throw err })
+    }
+    return { clusters: list.items.map(toUiCluster), default: defaultId, total: list.total, page: list.page, limit: list.limit }
+  })
+
+  app.get('/clusters/:name', { schema: { hide: true, params: ClusterParams } }, async (req) => {
+    const cluster = await service.get(req.user.id, req.params.name)
+    // The edit form shows the namespace and the TLS checkbox at the top level; credentials that no longer
+    // open (409 on the routes that use them) leave them out and the form shows its defaults.
+    const settings = await service.connectionSettings(req.user.id, req.params.name).catch((err) => {
+      if (err instanceof AppError && err.statusCode === 409) return null
+      throw err
+    })
+    return { ...toUiCluster(cluster), ...(settings && { namespace: settings.namespace, insecure: settings.insecure_skip_tls_verify }) }
+  })
+
+  app.put('/clusters/:name', {
+    schema: { hide: true, params: ClusterParams, body: EditClusterBody },
+    preValidation: async (req) => { req.body = canonicalClusterBody(req.body) as typeof req.body },
+  }, async (req) => {
+    const userId = req.user.id
+    const { name } = req.params
+    const { auth_type, credentials, ...fields } = req.body
+    const current = await service.get(userId, name)
+    // The form sends back the server it was shown: only a change is one (a kubeconfig cluster's server
+    // cannot be set apart from its kubeconfig).
+    if (fields.server === current.server) delete fields.server
+    const replacing = credentials !== undefined && SECRET_INPUTS.some((k) => (credentials as Json)[k] !== undefined)
+    if (replacing) {
+      // Checked against the cluster first; the old credentials stay if these fail (502), and then nothing
+      // else of the edit is written either.
+      await service.updateCredentials(userId, name, { auth_type: auth_type ?? current.auth_type, credentials, ...(fields.server !== undefined && { server: fields.server }) })
+      delete fields.server
+    } else {
+      if (auth_type !== undefined && auth_type !== current.auth_type) throw new BadRequest(`changing the auth type to ${auth_type} needs its credentials`)
+      if (credentials !== undefined) {
+        // The form always sends the namespace (and insecure when ticked). They are part of the sealed
+        // credentials: unchanged is no change; a change needs the credentials entered again.
+        const settings = await service.connectionSettings(userId, name)
+        if ((credentials.insecure_skip_tls_verify ?? false) !== settings.insecure_skip_tls_verify) {
+          throw new BadRequest('to change whether the server certificate is verified, enter the credentials again')
+        }
+        // Only a service account's namespace is used to connect; other types keep it for display.
+        if (current.auth_type === 'serviceaccount' && credentials.namespace !== undefined && credentials.namespace !== settings.namespace) {
+          throw new BadRequest('to change the service account\'s namespace, enter its token again')
+        }
+      }
+    }
+    const updated = Object.keys(fields).length ? await service.update(userId, name, fields) : await service.get(userId, name)
+    return toUiCluster(updated)
+  })
+
+  app.delete('/clusters/:name', { schema: { hide: true, params: ClusterParams } }, async (req, reply) => {
+    await service.delete(req.user.id, req.params.name)
+    return reply.code(204).send(null)
+  })
+
+  app.put('/clusters/:name/default', { schema: { hide: true, params: ClusterParams } }, async (req) => toUiCluster(await service.setDefault(req.user.id, req.params.name)))
+
+  app.post('/clusters/:name/test', { schema: { hide: true, params: ClusterParams } }, async (req) => {
+    const { version, nodes } = await service.test(req.user.id, req.params.name)
+    // Our `healthy` is the stored `connected` the test has just recorded; a failure is a 502 as on /v1/api.
+    return { status: 'connected', version, nodes }
+  })
+
+  app.post('/clusters/:name/refresh', { schema: { hide: true, params: ClusterParams } }, async (req) => toUiCluster(await service.refresh(req.user.id, req.params.name)))
+
+  app.get('/clusters/:name/status', { schema: { hide: true, params: ClusterParams } }, async (req) => withCamelAliases(await service.status(req.user.id, req.params.name)))
+
+  app.get('/clusters/:name/metrics', { schema: { hide: true, params: ClusterParams } }, async (req) => {
+    const cluster = await service.get(req.user.id, req.params.name)
+    const [metrics, overview] = await Promise.all([service.metrics(req.user.id, req.params.name), app.services.metrics.overview(req.user.id)])
+    return toUiClusterMetrics(cluster.name, metrics, overview.items.find((p) => p.id === cluster.id))
+  })
+}
