@@ -28,6 +28,8 @@ export const TrackedResource = Type.Object({
   ready: Type.Union([Type.String(), Type.Null()], { description: 'ready against desired, e.g. "2/3", where the kind has replicas, containers or completions' }),
   counters: Type.Record(Type.String(), Type.Union([Type.Number(), Type.String(), Type.Null()]), { description: 'per-kind figures: replicas, readyReplicas, clusterIP, externalIP, phase, ...' }),
   labels: Type.Record(Type.String(), Type.String()),
+  parent_id: Type.Union([Type.String(), Type.Null()], { description: 'for a pod of a followed workload (kind Pod): the workload\'s tracked-resource id; null on every other resource' }),
+  containers: Type.Optional(Type.Array(Type.String(), { description: 'a Pod\'s container names (present on pods)' })),
   is_favorite: Type.Boolean(),
   user_tags: Type.Array(Type.String()),
   user_notes: Type.String(),
@@ -44,6 +46,7 @@ export const ResourceListQuery = PaginationQuery(['created_at', 'updated_at', 'n
   kind: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Kubernetes kind, e.g. Deployment (exact)' })),
   workflow_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
   status: Type.Optional(ResourceStatusSchema),
+  parent_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'the pods of this workload (its tracked-resource id); workloads\' pods are left out of the list unless this or kind=Pod asks for them' })),
 })
 export const ResourceList = PageOf('resources', Type.Ref('TrackedResource'))
 
@@ -73,6 +76,7 @@ const PodContainer = Type.Object({
 }, { additionalProperties: false })
 
 export const PodSummary = Type.Object({
+  id: Type.Union([Id, Type.Null()], { description: 'the Pod\'s tracked-resource id (GET /v1/api/resources/{id}, logs, terminal); null while the watch has not recorded it yet, or when the workload is not followed (its workflow archived)' }),
   name: Type.String(),
   namespace: Type.String(),
   phase: Type.String(),

@@ -1,6 +1,12 @@
 // The `resources` collection: tracked resources, one per (owner, cluster, namespace, kind, name). Every query
 // takes the owner, so another user's record is simply not found. Runs and syncs write the observed fields;
 // the user fields (favourite, tags, notes) are only ever changed by PATCH and survive every observation.
+//
+// Pods of followed workloads are records too (kind Pod, `parent_id` the workload's record), written by the
+// watchers (src/services/pod-records.ts). Lists, search and counts leave them out unless asked (API.md §10).
+// A parent marked deleted takes its pods with it; a deleted pod record expires after DELETED_POD_RETENTION_S
+// (a TTL index on `expires_at`): every rollout replaces its pods by new names, so keeping them all would
+// grow the collection without bound, while the hour lets a reader see what went away.
 import type { AnyBulkWriteOperation, Collection, Db, Filter } from 'mongodb'
 import { indexSetups } from './indexes.ts'
 import { newId, isId } from './ids.ts'
@@ -14,6 +20,10 @@ export interface ResourceKey { namespace: string | null; kind: string; name: str
 export interface ObservedResource extends ResourceKey {
   workflow_id: string; node_id: string; cluster: string; api_version: string; uid: string | null
   status: ResourceStatus; status_message: string; ready: string | null; counters: Counters; labels: Record<string, string>
+  /** The workload's record id for a pod it runs; null (or absent on older records) for everything else. */
+  parent_id?: string | null
+  /** A Pod's container names. */
+  containers?: string[]
 }
 
 export interface ResourceDoc extends ObservedResource {
@@ -26,18 +36,20 @@ export interface ResourceDoc extends ObservedResource {
   created_at: Date
   updated_at: Date
   last_seen_at: Date | null
+  /** Set on a deleted pod record only: the TTL index removes it then. */
+  expires_at?: Date
 }
 
-export interface TrackedResource extends Omit<ResourceDoc, '_id' | 'created_at' | 'updated_at' | 'last_seen_at'> {
-  id: string; created_at: string; updated_at: string; last_seen_at: string | null
+export interface TrackedResource extends Omit<ResourceDoc, '_id' | 'created_at' | 'updated_at' | 'last_seen_at' | 'expires_at' | 'parent_id'> {
+  id: string; parent_id: string | null; created_at: string; updated_at: string; last_seen_at: string | null
 }
 
-export interface ResourceFilter { cluster?: string; namespace?: string; kind?: string; workflow_id?: string; status?: ResourceStatus }
+export interface ResourceFilter { cluster?: string; namespace?: string; kind?: string; workflow_id?: string; status?: ResourceStatus; parent_id?: string }
 export interface UserFields { is_favorite?: boolean; user_tags?: string[]; user_notes?: string }
 export interface ObserveCounts { created: number; updated: number; deleted: number }
 
-export const toResource = ({ _id, created_at, updated_at, last_seen_at, ...rest }: ResourceDoc): TrackedResource => ({
-  id: _id, ...rest, created_at: created_at.toISOString(), updated_at: updated_at.toISOString(), last_seen_at: last_seen_at ? last_seen_at.toISOString() : null,
+export const toResource = ({ _id, created_at, updated_at, last_seen_at, expires_at: _expires, parent_id, ...rest }: ResourceDoc): TrackedResource => ({
+  id: _id, ...rest, parent_id: parent_id ?? null, created_at: created_at.toISOString(), updated_at: updated_at.toISOString(), last_seen_at: last_seen_at ? last_seen_at.toISOString() : null,
 })
 
 indexSetups.push(async (db) => {
@@ -47,7 +59,13 @@ indexSetups.push(async (db) => {
   await c.createIndex({ owner_id: 1, status: 1 })
   await c.createIndex({ owner_id: 1, kind: 1 })
   await c.createIndex({ owner_id: 1, updated_at: -1 })
+  await c.createIndex({ owner_id: 1, parent_id: 1 })
+  await c.createIndex({ expires_at: 1 }, { expireAfterSeconds: 0 })
 })
+
+/** How long a deleted pod record stays readable (see the head comment). */
+export const DELETED_POD_RETENTION_S = 3600
+
 
 const keyOf = (k: ResourceKey): string => JSON.stringify([k.namespace, k.kind, k.name])
 const sorted = (o: Record<string, unknown>): string => JSON.stringify(Object.keys(o).sort().map((k) => [k, o[k]]))
@@ -57,6 +75,7 @@ function differs(doc: ResourceDoc, o: ObservedResource): boolean {
   return doc.status !== o.status || doc.status_message !== o.status_message || doc.ready !== o.ready || doc.uid !== o.uid
     || doc.api_version !== o.api_version || doc.workflow_id !== o.workflow_id || doc.node_id !== o.node_id || doc.cluster !== o.cluster
     || sorted(doc.labels) !== sorted(o.labels) || sorted(doc.counters) !== sorted(o.counters)
+    || (doc.parent_id ?? null) !== (o.parent_id ?? null) || JSON.stringify(doc.containers ?? null) !== JSON.stringify(o.containers ?? null)
 }
 
 const DELETED = { status: 'deleted' as const, status_message: 'no longer in the cluster', ready: null }
@@ -70,11 +89,14 @@ export class ResourceRepository {
   /**
    * Writes what a run or a sync saw on one cluster: new objects become records, known ones are updated
    * (user fields untouched). With `missingAreDeleted` (a sync's listing), records of the cluster that were
-   * not observed, and that the listing covered (the predicate), are marked deleted. One read, then one bulk write.
+   * not observed, and that the listing covered (the predicate), are marked deleted, and so are the pods of
+   * a workload marked deleted. One read, then one bulk write. `scope` narrows the read (and so what can be
+   * missing) to part of the cluster; `onlyChanged` writes only records whose shown fields changed (the pod
+   * watchers: a crash loop must not write every pod at every event).
    */
-  async observe(ownerId: string, clusterId: string, observed: ObservedResource[], opts: { missingAreDeleted?: (doc: ResourceDoc) => boolean; keepWatchedStatus?: (o: ResourceKey) => boolean } = {}): Promise<ObserveCounts> {
+  async observe(ownerId: string, clusterId: string, observed: ObservedResource[], opts: { missingAreDeleted?: (doc: ResourceDoc) => boolean; keepWatchedStatus?: (o: ResourceKey) => boolean; scope?: Filter<ResourceDoc>; onlyChanged?: boolean } = {}): Promise<ObserveCounts> {
     const at = this.now()
-    const existing = new Map((await this.c.find({ owner_id: ownerId, cluster_id: clusterId }).toArray()).map((d) => [keyOf(d), d]))
+    const existing = new Map((await this.c.find({ ...opts.scope, owner_id: ownerId, cluster_id: clusterId }).toArray()).map((d) => [keyOf(d), d]))
     const counts: ObserveCounts = { created: 0, updated: 0, deleted: 0 }
     const ops: AnyBulkWriteOperation<ResourceDoc>[] = []
     const seen = new Set<string>()
@@ -91,27 +113,47 @@ export class ResourceRepository {
       const changed = !doc || differs(doc, o)
       if (!doc) counts.created++
       else if (changed) counts.updated++
-      const { namespace, kind, name, ...fields } = o
+      if (!changed && opts.onlyChanged) continue
+      const { namespace, kind, name, containers, parent_id, ...fields } = o
+      // A pod back in the cluster (or re-parented) is no longer due to expire.
+      const revived = doc?.expires_at !== undefined && o.status !== 'deleted'
       ops.push({
         updateOne: {
           filter: { owner_id: ownerId, cluster_id: clusterId, namespace, kind, name },
           update: {
-            $set: { ...fields, last_seen_at: at, ...(changed && { updated_at: at }) },
+            $set: { ...fields, parent_id: parent_id ?? null, ...(containers && { containers }), last_seen_at: at, ...(changed && { updated_at: at }) },
+            ...(revived && { $unset: { expires_at: '' } }),
             $setOnInsert: { _id: newId(), is_favorite: false, user_tags: [], user_notes: '', created_at: at },
           },
           upsert: true,
         },
       })
     }
+    const deletedParents: string[] = []
     if (opts.missingAreDeleted) {
       for (const [key, doc] of existing) {
         if (seen.has(key) || doc.status === 'deleted' || !opts.missingAreDeleted(doc)) continue
         counts.deleted++
-        ops.push({ updateOne: { filter: { _id: doc._id, owner_id: ownerId }, update: { $set: { ...DELETED, updated_at: at } } } })
+        if (doc.parent_id) ops.push({ updateOne: { filter: { _id: doc._id, owner_id: ownerId }, update: { $set: this.deletedPod(at) } } })
+        else {
+          ops.push({ updateOne: { filter: { _id: doc._id, owner_id: ownerId }, update: { $set: { ...DELETED, updated_at: at } } } })
+          deletedParents.push(doc._id)
+        }
       }
     }
     if (ops.length) await this.bulk(ops)
+    await this.deletePodsOf(ownerId, deletedParents, at)
     return counts
+  }
+
+  private deletedPod(at: Date) {
+    return { ...DELETED, updated_at: at, expires_at: new Date(at.getTime() + DELETED_POD_RETENTION_S * 1000) }
+  }
+
+  /** The pods of workloads marked deleted go with them (they are gone, or on their way out). */
+  private async deletePodsOf(ownerId: string, parentIds: string[], at: Date): Promise<void> {
+    if (!parentIds.length) return
+    await this.c.updateMany({ owner_id: ownerId, parent_id: { $in: parentIds }, status: { $ne: 'deleted' } }, { $set: this.deletedPod(at) })
   }
 
   /** A concurrent writer may insert the same key between the read and the upsert: the retry then updates it. */
@@ -128,15 +170,38 @@ export class ResourceRepository {
   async markDeleted(ownerId: string, clusterId: string, keys: ResourceKey[]): Promise<number> {
     if (!keys.length) return 0
     const at = this.now()
-    const res = await this.c.updateMany(
-      { owner_id: ownerId, cluster_id: clusterId, status: { $ne: 'deleted' }, $or: keys.map(({ namespace, kind, name }) => ({ namespace, kind, name })) },
-      { $set: { ...DELETED, updated_at: at } },
-    )
+    const where: Filter<ResourceDoc> = { owner_id: ownerId, cluster_id: clusterId, status: { $ne: 'deleted' }, $or: keys.map(({ namespace, kind, name }) => ({ namespace, kind, name })) }
+    const ids = (await this.c.find(where, { projection: { _id: 1 } }).toArray()).map((d) => d._id)
+    if (!ids.length) return 0
+    const res = await this.c.updateMany({ _id: { $in: ids }, owner_id: ownerId, status: { $ne: 'deleted' } }, { $set: { ...DELETED, updated_at: at } })
+    await this.deletePodsOf(ownerId, ids, at)
     return res.modifiedCount
+  }
+
+  /**
+   * Removes the pod records of workloads no longer followed (their workflow archived or deleted, the cluster
+   * out of reach): nothing would keep them current. Either those of the named parents, or every one whose
+   * parent is not among `followed`. Pods already marked deleted are left to expire.
+   */
+  async removePods(ownerId: string | undefined, which: { parents: string[] } | { followedParents: string[] }): Promise<number> {
+    if ('parents' in which && !which.parents.length) return 0
+    const parent = 'parents' in which ? { $in: which.parents } : { $type: 'string' as const, $nin: which.followedParents }
+    const res = await this.c.deleteMany({ ...(ownerId !== undefined && { owner_id: ownerId }), kind: 'Pod', parent_id: parent, status: { $ne: 'deleted' } })
+    return res.deletedCount
+  }
+
+  /** The ids of the owner's pod records by name, in one namespace of one cluster (the pods route). */
+  async podIds(ownerId: string, clusterId: string, namespace: string, names: string[]): Promise<Map<string, string>> {
+    if (!names.length) return new Map()
+    const docs = await this.c.find({ owner_id: ownerId, cluster_id: clusterId, namespace, kind: 'Pod', name: { $in: names } }, { projection: { _id: 1, name: 1 } }).toArray()
+    return new Map(docs.map((d) => [d.name, d._id]))
   }
 
   async list(ownerId: string, req: PageRequest, filter: ResourceFilter = {}): Promise<Page<TrackedResource>> {
     const where: Filter<ResourceDoc> = { owner_id: ownerId }
+    // A workload's pods are listed when asked for: by kind, or by their parent (API.md §10).
+    if (filter.parent_id) where.parent_id = filter.parent_id
+    else if (filter.kind !== 'Pod') where.parent_id = null
     if (filter.namespace) where.namespace = filter.namespace
     if (filter.kind) where.kind = filter.kind
     if (filter.workflow_id) where.workflow_id = filter.workflow_id
@@ -176,9 +241,9 @@ export class ResourceRepository {
     return docs.map(toResource)
   }
 
-  /** Records still in their cluster (not deleted), of one owner or of all: what the watchers follow. */
+  /** Records still in their cluster (not deleted), of one owner or of all: what the watchers follow (a workload's pods follow it). */
   async watchable(ownerId?: string): Promise<ResourceDoc[]> {
-    return this.c.find({ ...(ownerId !== undefined && { owner_id: ownerId }), status: { $ne: 'deleted' } }).toArray()
+    return this.c.find({ ...(ownerId !== undefined && { owner_id: ownerId }), status: { $ne: 'deleted' }, parent_id: null }).toArray()
   }
 
   /** A watcher saw the object's status change: only the observed status fields move (user fields untouched). */
@@ -188,16 +253,16 @@ export class ResourceRepository {
     return res.matchedCount === 1 ? at : null
   }
 
-  /** How many of the owner's records each cluster has, per status; pods are left out, as lists leave them out (API.md §10). */
+  /** How many of the owner's records each cluster has, per status; workloads' pods are left out, as lists leave them out (API.md §10). */
   async countByClusterAndStatus(ownerId: string): Promise<Array<{ cluster_id: string; status: ResourceStatus; count: number }>> {
     const rows = await this.c.aggregate<{ _id: { cluster_id: string; status: ResourceStatus }; count: number }>([
-      { $match: { owner_id: ownerId, kind: { $ne: 'Pod' } } },
+      { $match: { owner_id: ownerId, parent_id: null } },
       { $group: { _id: { cluster_id: '$cluster_id', status: '$status' }, count: { $sum: 1 } } },
     ]).toArray()
     return rows.map((r) => ({ cluster_id: r._id.cluster_id, status: r._id.status, count: r.count }))
   }
 
   async search(ownerId: string, q: string, limit: number): Promise<ResourceDoc[]> {
-    return this.c.find({ owner_id: ownerId, ...searchFilter<ResourceDoc>(q, ['name']) }).sort({ updated_at: -1, _id: -1 }).limit(limit).toArray()
+    return this.c.find({ owner_id: ownerId, parent_id: null, ...searchFilter<ResourceDoc>(q, ['name']) }).sort({ updated_at: -1, _id: -1 }).limit(limit).toArray()
   }
 }

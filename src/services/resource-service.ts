@@ -37,6 +37,8 @@ export interface ResourceServiceDeps {
 }
 
 export interface PodSummary {
+  /** The Pod's own tracked-resource id; null while the watch has not recorded it. */
+  id: string | null
   name: string; namespace: string; phase: string; ready: string; restarts: number; node_name: string | null
   containers: Array<{ name: string; image: string; ready: boolean; restarts: number; state: 'waiting' | 'running' | 'terminated' | 'unknown'; reason: string | null }>
   created_at: string | null
@@ -71,21 +73,28 @@ const APPLYSET_PARENT_LABEL = 'applyset.kubernetes.io/id'
 
 const keyOf = (k: { namespace: string | null; kind: string; name: string }) => JSON.stringify([k.namespace, k.kind, k.name])
 
-function observed(o: KubeObject, derived: DerivedStatus, fields: { workflow_id: string; node_id: string; cluster: string }): ObservedResource {
+export function observed(o: KubeObject, derived: DerivedStatus, fields: { workflow_id: string; node_id: string; cluster: string; parent_id?: string | null }): ObservedResource {
   const meta = o.metadata as KubeObject['metadata'] & { uid?: string }
   return {
     namespace: meta.namespace ?? null, kind: o.kind, name: meta.name, api_version: o.apiVersion, uid: meta.uid ?? null, labels: meta.labels ?? {},
     status: derived.status, status_message: derived.message, ready: derived.ready, counters: derived.counters, ...fields,
+    ...(o.kind === 'Pod' && { containers: podContainerNames(o) }),
   }
 }
 
-function podSummary(pod: KubeObject): PodSummary {
+/** A pod's (regular) container names, in its spec's order. */
+export function podContainerNames(pod: KubeObject): string[] {
+  const list = (pod.spec as { containers?: Array<{ name?: unknown }> } | undefined)?.containers
+  return Array.isArray(list) ? list.map((c) => c?.name).filter((n): n is string => typeof n === 'string') : []
+}
+
+function podSummary(pod: KubeObject, id: string | null): PodSummary {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   const p = pod as any
   const specs: Array<{ name: string; image?: string }> = Array.isArray(p.spec?.containers) ? p.spec.containers : []
   const statuses: Array<Record<string, any>> = Array.isArray(p.status?.containerStatuses) ? p.status.containerStatuses : [] // eslint-disable-line @typescript-eslint/no-explicit-any
   return {
-    name: pod.metadata.name, namespace: pod.metadata.namespace ?? '', phase: p.status?.phase ?? 'Unknown', ready: podReadyCount(pod), restarts: podRestarts(pod),
+    id, name: pod.metadata.name, namespace: pod.metadata.namespace ?? '', phase: p.status?.phase ?? 'Unknown', ready: podReadyCount(pod), restarts: podRestarts(pod),
     node_name: p.spec?.nodeName ?? null,
     containers: specs.map((c) => {
       const s = statuses.find((x) => x?.name === c.name)
@@ -219,8 +228,11 @@ export class ResourceService {
     const records = ours.map((o) => observed(o, deriveStatus(o, { pods: pods.get(o) }), {
       workflow_id: o.metadata.annotations![WORKFLOW_ID_ANNOTATION], node_id: o.metadata.annotations?.[NODE_ID_ANNOTATION] ?? '', cluster: cluster.name,
     }))
+    // A workload's pods are the watchers' records (they carry no workflow annotation, so the listing does not
+    // adopt them): here they are only marked deleted when the listing no longer has them.
+    const listedKeys = new Set(listed.map((o) => keyOf({ namespace: o.metadata.namespace ?? null, kind: o.kind, name: o.metadata.name })))
     const counts = await this.deps.resources.observe(userId, cluster.id, records, {
-      missingAreDeleted: (doc) => coverage.get(`${groupOf(doc.api_version)}/${doc.kind}`)?.(doc.namespace) ?? false,
+      missingAreDeleted: (doc) => (coverage.get(`${groupOf(doc.api_version)}/${doc.kind}`)?.(doc.namespace) ?? false) && !(doc.parent_id && listedKeys.has(keyOf(doc))),
     })
     this.changed(userId, counts)
     return counts
@@ -263,7 +275,9 @@ export class ResourceService {
     if (!KINDS_WITH_PODS.has(doc.kind)) throw new AppError(404, `a ${doc.kind} has no pods; pods are listed for ${[...KINDS_WITH_PODS].join(', ')}`)
     const { kc } = await this.deps.kubeConfigFor(userId, doc.cluster_id, 'viewer')
     const { pods } = await livePods(await resourceReader(kc, this.deps.timeoutMs), doc)
-    return { pods: pods.map(podSummary).sort((a, b) => a.name.localeCompare(b.name)) }
+    const ids = doc.kind === 'Pod' ? new Map([[doc.name, doc._id]])
+      : doc.namespace ? await this.deps.resources.podIds(userId, doc.cluster_id, doc.namespace, pods.map((p) => p.metadata.name)) : new Map<string, string>()
+    return { pods: pods.map((p) => podSummary(p, ids.get(p.metadata.name) ?? null)).sort((a, b) => a.name.localeCompare(b.name)) }
   }
 }
 

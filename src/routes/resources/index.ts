@@ -17,12 +17,12 @@ export default async function resourceRoutes(app: App) {
   app.get('/v1/api/resources', {
     schema: {
       tags, operationId: 'listResources', summary: 'the caller\'s tracked resources',
-      description: '`search` matches the name literally. `cluster` takes the cluster\'s name (as recorded) or its id.',
+      description: '`search` matches the name literally. `cluster` takes the cluster\'s name (as recorded) or its id. The pods of followed workloads are records too (kind Pod, `parent_id` their workload): they are listed only with `kind=Pod` or `parent_id=`.',
       querystring: ResourceListQuery, response: { 200: ResourceList, ...errorResponses(400, 401) },
     },
   }, async (req) => {
-    const { cluster, namespace, kind, workflow_id, status, ...page } = req.query
-    return pageReply('resources', await service.list(req.user.id, page, { cluster, namespace, kind, workflow_id, status }))
+    const { cluster, namespace, kind, workflow_id, status, parent_id, ...page } = req.query
+    return pageReply('resources', await service.list(req.user.id, page, { cluster, namespace, kind, workflow_id, status, parent_id }))
   })
 
   app.post('/v1/api/resources/sync', {
@@ -47,7 +47,7 @@ export default async function resourceRoutes(app: App) {
   app.get('/v1/api/resources/:id/pods', {
     schema: {
       tags, operationId: 'listResourcePods', summary: 'the pods of a workload (Deployment, StatefulSet, DaemonSet, ReplicaSet, Job), of a Service through its selector, or the Pod itself',
-      description: '404 with an `{error}` saying so when the kind has no pods (ConfigMap, Ingress, ...) or the object is no longer in the cluster. Needs viewer access on the cluster.',
+      description: 'Each pod carries `id`, its own tracked-resource id (usable for logs and the terminal), or null while the watch has not recorded it. 404 with an `{error}` saying so when the kind has no pods (ConfigMap, Ingress, ...) or the object is no longer in the cluster. Needs viewer access on the cluster.',
       params: ResourceParams, response: { 200: PodList, ...errorResponses(400, 401, 404, 502), ...unreadable },
     },
   }, async (req) => service.pods(req.user.id, req.params.id))
