@@ -2,7 +2,7 @@
 // own bodies (nested `credentials`, camelCase), `{registry}` wrappers, list items whose `registryType` and
 // `status` stay in the sets the registries page switches on, a connection test that answers non-2xx when
 // the registry refuses (the UI marks the registry by the status code), and credentials in no reply.
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { randomBytes } from 'node:crypto'
 import { startTestApp } from '../../helpers/app.ts'
 import { registerUser, type TestUser } from '../../helpers/auth.ts'
@@ -26,7 +26,7 @@ async function call(who: TestUser, method: 'GET' | 'POST' | 'PUT' | 'DELETE', ur
 
 const REGISTRY_TYPES = ['dockerhub', 'ghcr', 'ecr', 'gcr', 'acr', 'custom']
 const STATUSES = ['connected', 'disconnected', 'error', 'unknown']
-function assertUiRegistry(t: Tap.Test, r: any) {
+function assertUiRegistry(t: Test, r: any) {
   t.type(r.id, 'string')
   t.type(r.name, 'string')
   t.ok(REGISTRY_TYPES.includes(r.registryType), `registryType ${r.registryType} is in the UI's set`)
