@@ -8,7 +8,7 @@ import { indexSetups } from './indexes.ts'
 import { newId } from './ids.ts'
 import { paginate, type PageRequest, type Page } from './pagination.ts'
 import type { GraphEdge, GraphNode } from '../services/workflow-graph.ts'
-import { backfillGraphSummaries, graphSummary, summaryProjection, sortedTypes, type GraphSummary } from './workflows.ts'
+import { backfillGraphSummaries, graphSummary, summaryProjection, sortedTypes, type GraphSummary, type ListGraph } from './workflows.ts'
 
 export interface VersionDoc {
   _id: string
@@ -125,7 +125,7 @@ export class VersionRepository {
   }
 
   /** Summaries, computed by the database; `graph` adds the nodes and edges. */
-  async list(ownerId: string, workflowId: string, req: PageRequest, options: { graph?: boolean } = {}): Promise<Page<VersionSummary>> {
+  async list(ownerId: string, workflowId: string, req: PageRequest, options: { graph?: ListGraph } = {}): Promise<Page<VersionSummary>> {
     return paginate(this.c, req, {
       filter: { owner_id: ownerId, workflow_id: workflowId },
       sortFields: { created_at: 'created_at', version: 'version', name: 'name' },

@@ -74,9 +74,18 @@ export async function backfillGraphSummaries(db: Db, collection: string): Promis
   await db.collection(collection).updateMany({ node_count: { $exists: false } }, [{ $set: GRAPH_SUMMARY_EXPRESSIONS }])
 }
 
+/**
+ * How much of the graph a list carries: none (false), all of it (true), or each node's and edge's `id` only
+ * ('ids': a client that shows `nodes.length` gets real entries without every canvas being read out).
+ */
+export type ListGraph = boolean | 'ids'
+
 /** A list's find projection: the scalar fields and the stored summary; `graph` adds the nodes and edges. */
-export function summaryProjection(fields: readonly string[], graph: boolean): Record<string, unknown> {
-  return { ...Object.fromEntries(fields.map((f) => [f, 1])), node_count: 1, edge_count: 1, node_types: 1, ...(graph && { nodes: 1, edges: 1 }) }
+export function summaryProjection(fields: readonly string[], graph: ListGraph): Record<string, unknown> {
+  return {
+    ...Object.fromEntries(fields.map((f) => [f, 1])), node_count: 1, edge_count: 1, node_types: 1,
+    ...(graph === true && { nodes: 1, edges: 1 }), ...(graph === 'ids' && { 'nodes.id': 1, 'edges.id': 1 }),
+  }
 }
 
 /** Node types as the projection computed them: strings only, sorted. */
@@ -183,7 +192,7 @@ export class WorkflowRepository {
   }
 
   /** Summaries, computed by the database; `graph` adds the nodes and edges. */
-  async list(ownerId: string, req: PageRequest, filter: { status?: WorkflowStatus } = {}, options: { graph?: boolean } = {}): Promise<Page<WorkflowSummary>> {
+  async list(ownerId: string, req: PageRequest, filter: { status?: WorkflowStatus } = {}, options: { graph?: ListGraph } = {}): Promise<Page<WorkflowSummary>> {
     const load = () => this.listPage(ownerId, req, filter, options)
     if (!this.pages || options.graph) return load()
     const key = this.pageKey(ownerId, req, filter)
@@ -206,7 +215,7 @@ export class WorkflowRepository {
     return JSON.stringify([ownerId, req.page, req.limit, req.sort, req.order, req.search, filter.status])
   }
 
-  private listPage(ownerId: string, req: PageRequest, filter: { status?: WorkflowStatus }, options: { graph?: boolean }): Promise<Page<WorkflowSummary>> {
+  private listPage(ownerId: string, req: PageRequest, filter: { status?: WorkflowStatus }, options: { graph?: ListGraph }): Promise<Page<WorkflowSummary>> {
     return paginate(this.c, req, {
       filter: { owner_id: ownerId, ...(filter.status && { status: filter.status }) },
       sortFields: WORKFLOW_SORT_FIELDS,

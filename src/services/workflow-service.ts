@@ -3,7 +3,7 @@
 // missing one.
 import { NotFound, BadRequest } from '../errors.ts'
 import type { EventBus } from '../events/bus.ts'
-import type { WorkflowRepository, Workflow, WorkflowStatus, WorkflowSummary } from '../repositories/workflows.ts'
+import type { WorkflowRepository, Workflow, WorkflowStatus, WorkflowSummary, ListGraph } from '../repositories/workflows.ts'
 import type { VersionRepository, Version, VersionSummary } from '../repositories/versions.ts'
 import type { RunRepository, Run, RunStatus } from '../repositories/runs.ts'
 import type { PageRequest, Page } from '../repositories/pagination.ts'
@@ -43,8 +43,8 @@ export class WorkflowService {
     return wf
   }
 
-  /** Summaries; `graph` adds each workflow's nodes and edges. */
-  list(ownerId: string, req: PageRequest, filter: { status?: WorkflowStatus } = {}, options: { graph?: boolean } = {}): Promise<Page<WorkflowSummary>> {
+  /** Summaries; `graph` adds each workflow's nodes and edges (`'ids'`: their ids only). */
+  list(ownerId: string, req: PageRequest, filter: { status?: WorkflowStatus } = {}, options: { graph?: ListGraph } = {}): Promise<Page<WorkflowSummary>> {
     return this.deps.workflows.list(ownerId, req, filter, options)
   }
 
@@ -167,7 +167,7 @@ export class WorkflowService {
   }
 
   /** Summaries; `graph` adds each version's nodes and edges. */
-  async listVersions(ownerId: string, id: string, req: PageRequest, options: { graph?: boolean } = {}): Promise<Page<VersionSummary>> {
+  async listVersions(ownerId: string, id: string, req: PageRequest, options: { graph?: ListGraph } = {}): Promise<Page<VersionSummary>> {
     await this.getShared(ownerId, id) // only whether it is the owner's
     return this.deps.versions.list(ownerId, id, req, options)
   }
