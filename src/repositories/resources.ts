@@ -44,7 +44,11 @@ export interface TrackedResource extends Omit<ResourceDoc, '_id' | 'created_at' 
   id: string; parent_id: string | null; created_at: string; updated_at: string; last_seen_at: string | null
 }
 
-export interface ResourceFilter { cluster?: string; namespace?: string; kind?: string; workflow_id?: string; status?: ResourceStatus; parent_id?: string }
+export interface ResourceFilter {
+  cluster?: string; namespace?: string; kind?: string; workflow_id?: string; status?: ResourceStatus; parent_id?: string
+  /** Leave Kubernetes' own objects out (SYSTEM_OBJECTS); the KubeOrch UI adapter's `hideSystem`, not a /v1/api filter. */
+  hide_system?: boolean
+}
 export interface UserFields { is_favorite?: boolean; user_tags?: string[]; user_notes?: string }
 export interface ObserveCounts { created: number; updated: number; deleted: number }
 
@@ -66,6 +70,18 @@ indexSetups.push(async (db) => {
 /** How long a deleted pod record stays readable (see the head comment). */
 export const DELETED_POD_RETENTION_S = 3600
 
+
+/**
+ * Kubernetes' own objects: anything in a namespace of its reserved `kube-` prefix (kube-system, kube-public,
+ * kube-node-lease, kube-flannel, ...), those namespaces themselves, and the two objects it puts in every
+ * namespace or cluster (the kube-root-ca.crt ConfigMap, the `kubernetes` Service in default).
+ */
+const SYSTEM_OBJECTS: Filter<ResourceDoc>[] = [
+  { namespace: { $regex: '^kube-' } },
+  { kind: 'Namespace', name: { $regex: '^kube-' } },
+  { kind: 'ConfigMap', name: 'kube-root-ca.crt' },
+  { kind: 'Service', namespace: 'default', name: 'kubernetes' },
+]
 
 const keyOf = (k: ResourceKey): string => JSON.stringify([k.namespace, k.kind, k.name])
 const sorted = (o: Record<string, unknown>): string => JSON.stringify(Object.keys(o).sort().map((k) => [k, o[k]]))
@@ -206,11 +222,13 @@ export class ResourceRepository {
     if (filter.kind) where.kind = filter.kind
     if (filter.workflow_id) where.workflow_id = filter.workflow_id
     if (filter.status) where.status = filter.status
+    if (filter.hide_system) where.$nor = SYSTEM_OBJECTS
     // Names are never id-shaped, so a cluster reference is one or the other.
     if (filter.cluster) Object.assign(where, isId(filter.cluster) ? { cluster_id: filter.cluster } : { cluster: filter.cluster })
     return paginate(this.c, req, {
       filter: where,
-      sortFields: { created_at: 'created_at', updated_at: 'updated_at', name: 'name', kind: 'kind', namespace: 'namespace', status: 'status', last_seen_at: 'last_seen_at' },
+      // `cluster` (by name) is sortable for the KubeOrch UI's cluster column; /v1/api's schema does not offer it.
+      sortFields: { created_at: 'created_at', updated_at: 'updated_at', name: 'name', kind: 'kind', namespace: 'namespace', status: 'status', last_seen_at: 'last_seen_at', cluster: 'cluster' },
       searchFields: ['name'],
     }, toResource)
   }
