@@ -6,9 +6,16 @@ import { errorResponses } from '../../../schemas/common.ts'
 import { streamResponse, tooManyStreams } from '../../../schemas/streams.ts'
 import { BuildList, BuildListQuery, BuildParams, StartBuildBody, buildStreamDoc } from '../../../schemas/build.ts'
 import { pageReply } from '../../repositories/pagination.ts'
-import { serveStream } from '../../events/sse.ts'
+import { serveStream, type Reframe } from '../../events/sse.ts'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 
 const tags = ['builds']
+/** The stream of one build, in this API's dialect or another (`reframe`, the KubeOrch UI adapter). */
+export function serveBuildStream(app: App, req: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply, reframe?: Reframe) {
+  const stream = app.services.builds.stream(req.user.id, req.params.id)
+  return serveStream(req, reply, { hub: stream.hub, key: stream.key, metadata: stream.metadata, reframe })
+}
+
 const unreadable = { 409: Type.Ref('ErrorResponse', { description: 'stored credentials (cluster or registry) cannot be opened with the current ENCRYPTION_KEY' }) }
 
 export default async function buildRoutes(app: App) {
@@ -49,10 +56,7 @@ export default async function buildRoutes(app: App) {
       response: { 200: streamResponse('`text/event-stream`: metadata, progress, log, complete, failed, cancelled'), ...errorResponses(401, 404), ...tooManyStreams },
       'x-events': buildStreamDoc.events,
     },
-  }, (req, reply) => {
-    const stream = builds.stream(req.user.id, req.params.id)
-    return serveStream(req, reply, { hub: stream.hub, key: stream.key, metadata: stream.metadata })
-  })
+  }, (req, reply) => serveBuildStream(app, req, reply))
 
   app.post('/v1/api/builds/:id/cancel', {
     schema: {

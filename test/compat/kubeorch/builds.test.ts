@@ -1,0 +1,153 @@
+// Builds through the KubeOrch UI adapter (CONTRACT.md §2.8, §4 "Build", §8 row 19; OBSERVED row 19): the
+// UI's start body verbatim (no cluster: the caller's default runs it), `{build}` wrappers with the camelCase
+// build, and the build stream read exactly as useBuildStream reads it (split on "\n\n", `event:` and the
+// first `data:` line, JSON.parse), on a build that really clones, builds and pushes on the simulator.
+import t, { type Test } from 'tap'
+import { buildFixture, terminal } from '../../builds/fixture.ts'
+import { registerUser } from '../../helpers/auth.ts'
+import { openStream, type SseStream } from '../../streams/sse-client.ts'
+
+const f = await buildFixture(t)
+const K = '/kubeorch/v1/api'
+const STATUSES = ['pending', 'cloning', 'building', 'pushing', 'completed', 'failed', 'cancelled']
+
+async function ui(token: string, method: 'GET' | 'POST', url: string, payload?: object) {
+  const res = await f.app.inject({ method, url: `${K}${url}`, headers: { authorization: `Bearer ${token}` }, ...(payload && { payload }) })
+  return { status: res.statusCode, body: res.body ? res.json() : undefined }
+}
+const uiStream = (id: string, token = f.owner.token) => openStream(f.base, `${K}/builds/${id}/stream`, { authorization: `Bearer ${token}`, accept: 'text/event-stream' })
+
+/** The events as the UI's hook parses them from the bytes on the wire. */
+function asTheUiParses(raw: string): Array<{ type: string; data: any }> {
+  const out: Array<{ type: string; data: any }> = []
+  for (const block of raw.split('\n\n')) {
+    if (!block.trim()) continue
+    const event = block.match(/^event:\s*(.+)$/m)
+    const data = block.match(/^data:\s*(.+)$/m)
+    if (event && data) out.push({ type: event[1], data: JSON.parse(data[1]) })
+  }
+  return out
+}
+
+function assertUiBuild(t: Test, b: any) {
+  for (const key of ['id', 'repoUrl', 'branch', 'buildContext', 'registryId', 'imageName', 'imageTag', 'currentStage', 'createdAt']) t.type(b[key], 'string', `build.${key} is a string`)
+  t.ok(STATUSES.includes(b.status), `status ${b.status} is one the UI knows`)
+  t.type(b.progress, 'number')
+  t.ok(b.progress >= 0 && b.progress <= 100)
+  t.type(b.useNixpacks, 'boolean')
+}
+
+t.test('Start build with the UI\'s body (OBSERVED 19) on the default cluster; the stream sends metadata first, then reaches complete', async (t) => {
+  const wf = await f.call(f.owner, 'POST', '/v1/api/workflows', { name: 'from-import', cluster_id: 'sim' })
+  const node = { id: 'deployment-app', type: 'deployment', position: { x: 0, y: 0 }, data: { name: 'app', image: 'app:latest', needsBuild: true, build: { context: '.', repoUrl: f.repo.url } } }
+  const other = { id: 'deployment-web', type: 'deployment', position: { x: 0, y: 200 }, data: { name: 'web', image: 'nginx:1.27' } }
+  t.equal((await f.call(f.owner, 'POST', `/v1/api/workflows/${wf.body.id}/save`, { nodes: [node, other], edges: [] })).status, 200)
+
+  // The UI's exact body (OBSERVED.md "Start build"), with the test's repository and registry, and the
+  // workflowId the import flow adds.
+  const body = { repoUrl: f.repo.url, branch: 'main', registryId: f.registryId, imageName: 'ada/app', imageTag: 'v1', buildContext: '.', useNixpacks: true, workflowId: wf.body.id }
+  const hold = f.sim.failingBuilds.hold('ada/app', 'clone')
+  t.teardown(() => hold.release())
+  const started = await ui(f.owner.token, 'POST', '/builds/start', body)
+  t.equal(started.status, 201, JSON.stringify(started.body))
+  const build = started.body.build
+  assertUiBuild(t, build)
+  t.match(build, { repoUrl: f.repo.url, branch: 'main', registryId: f.registryId, imageName: 'ada/app', imageTag: 'v1', buildContext: '.', status: 'pending', progress: 0, workflowId: wf.body.id })
+  t.equal(build.cluster, 'sim', 'the caller\'s default cluster runs it')
+  t.equal(build.node_id, 'deployment-app', 'the node waiting for the build is the one it sets')
+
+  await hold.reached
+  const stream: SseStream = await uiStream(build.id)
+  t.equal(stream.status, 200)
+  hold.release()
+  await stream.until('the terminal event', terminal, 30_000)
+  await stream.ended
+  const events = asTheUiParses(stream.raw())
+  t.ok(events.length >= 3, `${events.length} events`)
+  t.equal(events[0].type, 'metadata', 'metadata first (a progress before it would replace the whole build)')
+  assertUiBuild(t, events[0].data)
+  t.equal(events[0].data.id, build.id)
+  const types = events.map((e) => e.type)
+  t.equal(types.at(-1), 'complete', types.join(','))
+  for (const e of events.filter((x) => x.type === 'progress')) {
+    const p = e.data.data ?? e.data
+    t.ok(STATUSES.includes(p.status), `progress status ${p.status}`)
+    t.type(p.progress, 'number')
+    t.type(p.currentStage ?? p.current_stage, 'string')
+  }
+  const logs = events.filter((e) => e.type === 'log').map((e) => e.data.data ?? e.data)
+  t.ok(logs.length > 0, 'log lines')
+  for (const l of logs) {
+    t.type(l.message, 'string')
+    t.type(l.stage, 'string')
+    t.ok(['info', 'warn', 'error'].includes(l.level))
+  }
+  t.ok(logs.some((l) => /RUN make/.test(l.message)), 'the builder\'s own lines are the messages')
+  const complete = events.at(-1)!.data
+  const digest = f.registry.manifest('ada/app', 'v1')!.digest
+  t.equal(complete.imageDigest ?? complete.image_digest, digest)
+  t.equal(complete.finalImageRef ?? complete.final_image_ref, `${f.registry.host}/ada/app:v1@${digest}`)
+
+  const done = await f.until(build.id, (b) => b.status === 'completed' && b.node_updated === true)
+  t.ok(done)
+  const got = await ui(f.owner.token, 'GET', `/builds/${build.id}`)
+  t.equal(got.status, 200)
+  assertUiBuild(t, got.body.build)
+  t.match(got.body.build, { status: 'completed', progress: 100, imageDigest: digest, finalImageRef: `${f.registry.host}/ada/app:v1@${digest}` })
+  const after = (await f.call(f.owner, 'GET', `/v1/api/workflows/${wf.body.id}`)).body
+  t.equal(after.nodes.find((n: any) => n.id === 'deployment-app').data.image, `${f.registry.host}/ada/app:v1@${digest}`, 'the waiting node got the image')
+  t.same(after.nodes.find((n: any) => n.id === 'deployment-web'), other, 'the other node is untouched')
+})
+
+t.test('cancel through the adapter: the stream ends with cancelled', async (t) => {
+  const hold = f.sim.failingBuilds.hold('ada/cancel', 'clone')
+  t.teardown(() => hold.release())
+  const started = await ui(f.owner.token, 'POST', '/builds/start', { repoUrl: f.repo.url, branch: 'main', registryId: f.registryId, imageName: 'ada/cancel', imageTag: 'v1', buildContext: '.', useNixpacks: false, dockerfile: 'Dockerfile' })
+  t.equal(started.status, 201, JSON.stringify(started.body))
+  await hold.reached
+  const stream = await uiStream(started.body.build.id)
+  const cancelled = await ui(f.owner.token, 'POST', `/builds/${started.body.build.id}/cancel`)
+  t.equal(cancelled.status, 200)
+  t.equal(cancelled.body.build.status, 'cancelled')
+  await stream.until('cancelled', (events) => events.some((e) => e.type === 'cancelled'))
+  await stream.ended
+  const events = asTheUiParses(stream.raw())
+  t.equal(events[0].type, 'metadata')
+  t.equal(events.at(-1)!.type, 'cancelled')
+  const again = await ui(f.owner.token, 'POST', `/builds/${started.body.build.id}/cancel`)
+  t.equal(again.status, 409)
+  t.match(again.body, { error: String, message: String })
+})
+
+t.test('refusals: no default cluster, bad input, another user\'s build', async (t) => {
+  const stranger = await registerUser(f.app, { role: 'user' })
+  const body = { repoUrl: f.repo.url, branch: 'main', registryId: f.registryId, imageName: 'ada/app', imageTag: 'v1', buildContext: '.', useNixpacks: true }
+  const noCluster = await ui(stranger.token, 'POST', '/builds/start', body)
+  t.equal(noCluster.status, 400)
+  t.match(noCluster.body, { error: /no default cluster/, message: /no default cluster/ })
+
+  for (const [bad, why] of [
+    [{ ...body, repoUrl: undefined }, /repo_url/],
+    [{ ...body, imageTag: 'not a tag' }, /image_tag/],
+    [{ ...body, buildContext: 'web', useNixpacks: false, dockerfile: 'Dockerfile' }, /dockerfile must not contain "\.\."/],
+    [{ ...body, registryId: 'nope' }, /registry not found/],
+    [{ ...body, surprise: 1 }, /additional propert/],
+  ] as const) {
+    const res = await ui(f.owner.token, 'POST', '/builds/start', bad)
+    t.ok(res.status === 400 || res.status === 404, `${JSON.stringify(bad).slice(0, 80)} → ${res.status}`)
+    t.match(res.body, { error: why, message: String })
+  }
+  const wf = await f.call(f.owner, 'POST', '/v1/api/workflows', { name: 'nothing-waits', cluster_id: 'sim' })
+  const none = await ui(f.owner.token, 'POST', '/builds/start', { ...body, workflowId: wf.body.id })
+  t.equal(none.status, 400)
+  t.match(none.body.error, /no node waiting for a build/)
+
+  const list = await f.call(f.owner, 'GET', '/v1/api/builds')
+  const mine = list.body.builds[0].id
+  const theirs = await ui(stranger.token, 'GET', `/builds/${mine}`)
+  t.equal(theirs.status, 404)
+  t.match(theirs.body, { error: String, message: String })
+  t.equal((await ui(stranger.token, 'POST', `/builds/${mine}/cancel`)).status, 404)
+  const s = await uiStream(mine, stranger.token)
+  t.equal(s.status, 404, 'another user\'s stream is a 404 before any event')
+})
