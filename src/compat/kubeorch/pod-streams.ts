@@ -24,6 +24,11 @@ export function uiStatusOf(status: Json): Json {
  * Resource status stream: `metadata` → `{id, name, namespace, type, status, spec}`; our `node_update`
  * (`{node_id, kind, status}`) and `status_change` (`{new_status, message}`) → `status_update {status}`;
  * `error {error}` → the error text (the page shows a JSON string as is). The page ignores anything else.
+ *
+ * Both become `status_update` because each carries what the other lacks: node_update has the counts
+ * (replicas, readyReplicas, ...) and comes alone when only they change, but its status is the node's, the
+ * worst of the node's objects; status_change follows it on every change of status with the resource's
+ * own state and message, which is what the page shows (the latest update replaces the previous one).
  */
 export const resourceStreamReframe: Reframe = (type, data) => {
   if (!isObject(data)) return null

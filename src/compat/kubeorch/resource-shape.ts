@@ -13,14 +13,12 @@ const STATUSES = new Set<string>(UI_RESOURCE_STATUSES)
 /** A status the pages can show: anything else (a value added here later) reads as `unknown`, not a crash. */
 export const uiStatus = (status: unknown): string => (typeof status === 'string' && STATUSES.has(status) ? status : 'unknown')
 
-/** What the pods work adds to a Pod record (schemas/resource.ts); read loosely so older records pass. */
-type ResourceRecord = TrackedResource & { parent_id?: string | null; containers?: string[] }
 
 /**
  * `spec` as the UI reads it: `containers[].name` for a Pod (the terminal's `container`), `nodeName`, and
  * the replica figures the list page types. We keep no manifest, so only what the record knows is here.
  */
-function specOf(r: ResourceRecord): Json {
+function specOf(r: TrackedResource): Json {
   const spec: Json = {}
   if (Array.isArray(r.containers)) spec.containers = r.containers.map((name) => ({ name }))
   const c = r.counters ?? {}
@@ -34,7 +32,7 @@ function specOf(r: ResourceRecord): Json {
  * One resource for the UI: ours (snake_case, with camelCase aliases) plus `type`, `clusterName`,
  * `createdAt`, `spec`, and empty `annotations`/`ownerReferences`/`resourceVersion` (not recorded here).
  */
-export function toUiResource(r: ResourceRecord, extra: { workflowName?: string } = {}): Json {
+export function toUiResource(r: TrackedResource, extra: { workflowName?: string } = {}): Json {
   return {
     ...withCamelAliases(r as unknown as Json),
     type: r.kind,
@@ -65,7 +63,7 @@ const PHASE_STATUS: Record<string, string> = { Running: 'running', Pending: 'pen
  * set: the Pod record's own status when it is tracked (it reads container states: a crash loop is
  * `failed` while the phase still says Running), else the phase's.
  */
-export function toUiPod(p: PodSummary & { id?: string | null }, recordStatus?: string): Json {
+export function toUiPod(p: PodSummary, recordStatus?: string): Json {
   return {
     ...withCamelAliases(p as unknown as Json),
     status: recordStatus !== undefined ? uiStatus(recordStatus) : uiStatus(PHASE_STATUS[p.phase]),

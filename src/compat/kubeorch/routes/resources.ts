@@ -8,12 +8,12 @@ import type { WebSocket } from 'ws'
 import type { App } from '../../../app-types.ts'
 import { Defaulted, StringEnum } from '../../../../schemas/common.ts'
 import { PatchResourceBody, ResourceListQuery, ResourceParams } from '../../../../schemas/resource.ts'
+import { MAX_PAGE_SIZE } from '../../../../schemas/pagination.ts'
 import { LogStreamQuery, TerminalQuery } from '../../../../schemas/pod-streams.ts'
 import { AppError } from '../../../errors.ts'
 import { serveResourceStream } from '../../../routes/resources/stream.ts'
 import { servePodLogStream } from '../../../routes/resources/logs.ts'
 import { serveTerminal } from '../../../routes/resources/terminal.ts'
-import type { ResourceFilter } from '../../../repositories/resources.ts'
 import { canonicalBody, offsetToPage, toCanonical } from '../translate.ts'
 import { resourceHistory, toUiPod, toUiResource } from '../resource-shape.ts'
 import { podLogReframe, resourceStreamReframe, terminalEncoder } from '../pod-streams.ts'
@@ -54,7 +54,7 @@ export default async function resourceRoutes(app: App) {
   app.get('/resources', { schema: { hide: true, querystring: UiListQuery }, preValidation: listQuery }, async (req) => {
     const { page, limit, sort, order, search, sync, hide_system, ...filter } = req.query
     const synced = sync ? await syncs.before(req.user.id, filter.cluster) : undefined
-    const result = await service.list(req.user.id, { page, limit, sort, order, search }, { ...filter, ...(hide_system && { hide_system }) } as ResourceFilter)
+    const result = await service.list(req.user.id, { page, limit, sort, order, search }, { ...filter, ...(hide_system && { hide_system }) })
     return {
       resources: result.items.map((r) => toUiResource(r)), total: result.total, page: result.page, limit: result.limit,
       // Not read by the UI: whether the list is as fresh as asked, and why not.
@@ -76,8 +76,12 @@ export default async function resourceRoutes(app: App) {
   })
 
   app.get('/resources/:id/pods', { schema: { hide: true, params: ResourceParams } }, async (req) => {
-    const { pods } = await service.pods(req.user.id, req.params.id) as { pods: Array<Parameters<typeof toUiPod>[0]> }
-    return { pods: pods.map((p) => toUiPod(p)) }
+    const { pods } = await service.pods(req.user.id, req.params.id)
+    // The badge shows the pod records' own status (read from container states, so a crash loop is
+    // `failed`); one read of the workload's pod records, as GET /v1/api/resources?parent_id= answers them.
+    const records = pods.some((p) => p.id) ? await service.list(req.user.id, { page: 1, limit: MAX_PAGE_SIZE }, { parent_id: req.params.id }) : null
+    const statusOf = new Map(records?.items.map((r) => [r.id, r.status]))
+    return { pods: pods.map((p) => toUiPod(p, p.id ? statusOf.get(p.id) : undefined)) }
   })
 
   app.get('/resources/:id/stream', { schema: { hide: true, params: ResourceParams } }, (req, reply) => serveResourceStream(app, req, reply, resourceStreamReframe))
