@@ -21,7 +21,8 @@ const redirectReplies = (to: string) => ({
   302: { type: 'null', description: `redirect to ${to}` },
 })
 
-async function trimEmail(request: FastifyRequest): Promise<void> {
+/** preValidation: the email trimmed, so `format: email` judges the address itself (API.md §2). */
+export async function trimEmail(request: FastifyRequest): Promise<void> {
   const body = request.body as { email?: unknown } | null
   if (body && typeof body === 'object' && typeof body.email === 'string') body.email = body.email.trim()
 }
@@ -31,16 +32,24 @@ function wantsJson(request: FastifyRequest): boolean {
   return /\bapplication\/json\b/i.test(accept) && !/\btext\/html\b/i.test(accept)
 }
 
-function redirect(request: FastifyRequest, reply: FastifyReply, url: string) {
+/** A 302 to `url`, or 200 `{redirect_url}` for a client that asks for JSON. */
+export function redirect(request: FastifyRequest, reply: FastifyReply, url: string) {
   reply.header('cache-control', 'no-store')
   if (wantsJson(request)) return reply.code(200).send({ redirect_url: url })
   return reply.redirect(url, 302)
 }
 
-function bearer(request: FastifyRequest): string {
+/** The bearer token of the request (expired or not), or 401. */
+export function bearer(request: FastifyRequest): string {
   const token = bearerToken(request)
   if (!token) throw new Unauthorized('authentication required')
   return token
+}
+
+/** GET /auth/methods: email and password sign-in, whether registering needs an invite, and the providers. */
+export async function authMethods(app: App) {
+  const open = await app.users.signupOpen()
+  return { builtin: { enabled: true, signup_enabled: open, invite_required: !open }, providers: app.oauthSignIn.list() }
 }
 
 export default async function authRoutes(app: App) {
@@ -98,10 +107,7 @@ export default async function authRoutes(app: App) {
       querystring: NoQuery,
       response: { 200: MethodsResponse, ...errorResponses(400) },
     },
-  }, async () => {
-    const open = await app.users.signupOpen()
-    return { builtin: { enabled: true, signup_enabled: open, invite_required: !open }, providers: app.oauthSignIn.list() }
-  })
+  }, async () => authMethods(app))
 
   app.get('/oauth/:provider/authorize', {
     onRequest: perIp(app, 'oauth-authorize'),

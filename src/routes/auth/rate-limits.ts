@@ -8,8 +8,21 @@ import { rateLimited } from '../../../plugins/route-responses.ts'
 
 type Hook = (request: FastifyRequest, reply: FastifyReply) => Promise<void>
 
+type Check = ReturnType<App['createRateLimit']>
+
+// Each createRateLimit() call gets a store of its own, so a route served under two roots (/v1/api and the
+// KubeOrch UI adapter, src/compat/kubeorch/) would get two budgets: the check is made once per name for
+// each app (keyed by the app's rate-limit plugin, which all its encapsulated contexts share) and reused.
+const checks = new WeakMap<object, Map<string, Check>>()
+
 function limiter(app: App, name: string, max: number, key: (request: FastifyRequest) => string | undefined): Hook {
-  const check = app.createRateLimit({ max, timeWindow: app.config.AUTH_RATE_LIMIT_WINDOW_MS, keyGenerator: (req) => `${name}:${key(req)}` })
+  let made = checks.get(app.createRateLimit)
+  if (!made) checks.set(app.createRateLimit, made = new Map())
+  let check = made.get(name)
+  if (!check) {
+    check = app.createRateLimit({ max, timeWindow: app.config.AUTH_RATE_LIMIT_WINDOW_MS, keyGenerator: (req) => `${name}:${key(req)}` })
+    made.set(name, check)
+  }
   // Marked, so every route using a limiter documents its 429 (plugins/route-responses.ts).
   return rateLimited(async (request: FastifyRequest, reply: FastifyReply) => {
     if (key(request) === undefined) return
