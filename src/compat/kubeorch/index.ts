@@ -7,6 +7,8 @@
 import type { App } from '../../app-types.ts'
 import { withMessage } from './errors.ts'
 import authRoutes from './routes/auth.ts'
+import accountRoutes from './routes/account.ts'
+import dashboardRoutes from './routes/dashboard.ts'
 import workflowRoutes from './routes/workflows.ts'
 import catalogueRoutes from './routes/catalogue.ts'
 import clusterRoutes from './routes/clusters.ts'
@@ -27,6 +29,8 @@ export default async function kubeorchAdapter(app: App) {
     reply.code(404).send({ error: `route ${request.method} ${request.url.split('?')[0]} not found` })
   })
   await app.register(authRoutes)
+  await app.register(accountRoutes)
+  await app.register(dashboardRoutes)
   await app.register(workflowRoutes)
   await app.register(catalogueRoutes)
   await app.register(clusterRoutes)
