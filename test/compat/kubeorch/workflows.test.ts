@@ -1,7 +1,7 @@
 // The KubeOrch UI's workflow, version and diagnostics calls on the adapter (CONTRACT.md §2.3–2.5, §3, §8
 // rows 7–11; OBSERVED.md rows 6, 7, 10, 11, 13): the UI's exact bodies in, every field it reads checked out.
 // Runs and the status stream, which need a cluster doing work, are in workflow-stream.test.ts.
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { startTestApp } from '../../helpers/app.ts'
 import { registerUser, type TestUser } from '../../helpers/auth.ts'
 import { startTestCluster, simClusterBody } from '../../helpers/kube.ts'
@@ -25,7 +25,7 @@ const v1 = async (method: 'GET' | 'POST', path: string, payload?: object) => {
 const STATUSES = ['draft', 'published', 'archived']
 
 /** The fields of a bare workflow the canvas and lists read (CONTRACT.md §2.3). */
-function assertWorkflow(t: Tap.Test, wf: any, what: string) { // eslint-disable-line @typescript-eslint/no-explicit-any
+function assertWorkflow(t: Test, wf: any, what: string) { // eslint-disable-line @typescript-eslint/no-explicit-any
   t.type(wf.id, 'string', `${what}: id`)
   t.type(wf.name, 'string', `${what}: name`)
   t.type(wf.description, 'string', `${what}: description`)
