@@ -56,8 +56,9 @@ export class StatsRepository {
       count('workflow_runs', { dry_run: { $ne: true }, status: 'failed' }, 'started_at'),
       count('clusters', {}),
       count('clusters', { status: 'connected' }),
-      // Resources gone from their cluster stay listed (status deleted) but are no longer tracked ones.
-      count('resources', { status: { $ne: 'deleted' } }),
+      // Resources gone from their cluster stay listed (status deleted) but are no longer tracked ones; a
+      // workload's pods are counted with it, not on their own (lists leave them out too).
+      count('resources', { status: { $ne: 'deleted' }, parent_id: null }),
       count('builds', {}),
     ])
     const rate = (ok: number, bad: number) => (ok + bad === 0 ? 0 : Math.round((ok / (ok + bad)) * 1000) / 10)

@@ -14,6 +14,7 @@ import type { KubeObject } from '../manifests/types.ts'
 import type { Page, PageRequest } from '../repositories/pagination.ts'
 import type { ObservedResource, ObserveCounts, ResourceFilter, ResourceRepository, TrackedResource, UserFields } from '../repositories/resources.ts'
 import { toResource } from '../repositories/resources.ts'
+import { containerNames } from './pod-records.ts'
 
 /** The fields of src/kube/deploy.ts's AppliedObject this service reads (structural, so either side can evolve). */
 export interface AppliedLike {
@@ -73,19 +74,13 @@ const APPLYSET_PARENT_LABEL = 'applyset.kubernetes.io/id'
 
 const keyOf = (k: { namespace: string | null; kind: string; name: string }) => JSON.stringify([k.namespace, k.kind, k.name])
 
-export function observed(o: KubeObject, derived: DerivedStatus, fields: { workflow_id: string; node_id: string; cluster: string; parent_id?: string | null }): ObservedResource {
+function observed(o: KubeObject, derived: DerivedStatus, fields: { workflow_id: string; node_id: string; cluster: string; parent_id?: string | null }): ObservedResource {
   const meta = o.metadata as KubeObject['metadata'] & { uid?: string }
   return {
     namespace: meta.namespace ?? null, kind: o.kind, name: meta.name, api_version: o.apiVersion, uid: meta.uid ?? null, labels: meta.labels ?? {},
     status: derived.status, status_message: derived.message, ready: derived.ready, counters: derived.counters, ...fields,
-    ...(o.kind === 'Pod' && { containers: podContainerNames(o) }),
+    ...(o.kind === 'Pod' && { containers: containerNames(o) }),
   }
-}
-
-/** A pod's (regular) container names, in its spec's order. */
-export function podContainerNames(pod: KubeObject): string[] {
-  const list = (pod.spec as { containers?: Array<{ name?: unknown }> } | undefined)?.containers
-  return Array.isArray(list) ? list.map((c) => c?.name).filter((n): n is string => typeof n === 'string') : []
 }
 
 function podSummary(pod: KubeObject, id: string | null): PodSummary {

@@ -18,6 +18,10 @@
 // A run's objects are followed from the moment they are applied (`follow`), not from the end of the run: the
 // run's readiness wait (`awaitStatus`) reads the same derived state the streams publish, so a crash-looping
 // workload fails the run as soon as its pod says so, and subscribers see every transition while it runs.
+//
+// The same pod streams make the workloads' pods tracked resources of their own (pod-records.ts). Those are
+// not announced as `resource.status`: the workload's status already carries what its pods mean for the
+// node, its stream and its notifications, and a crash-looping pod must not add to them.
 import type { KubeConfig } from '@kubernetes/client-node'
 import type { EventBus } from '../events/bus.ts'
 import { WatchHub, type StreamKey, type WatchEventType, type ReconnectInfo } from '../kube/watch-hub.ts'
@@ -28,6 +32,7 @@ import { MANAGED_BY, MANAGED_BY_LABEL } from '../manifests/metadata.ts'
 import type { KubeObject } from '../manifests/types.ts'
 import type { ResourceDoc, ResourceRepository } from '../repositories/resources.ts'
 import type { Counters } from '../kube/status/types.ts'
+import { PodRecords, POD_PARENT_KINDS, type ScopeView } from './pod-records.ts'
 
 const WORKLOAD_KINDS = new Set(['Deployment', 'StatefulSet', 'DaemonSet', 'ReplicaSet', 'Job'])
 /** Worst first: the state a node shows when it holds several resources. */
@@ -38,7 +43,7 @@ const RECONNECT_LOG_WINDOW_MS = 60_000
 const GONE_MEMORY_MS = 10 * 60_000
 
 export interface ResourceWatchDeps {
-  resources: Pick<ResourceRepository, 'watchable' | 'setStatus'>
+  resources: Pick<ResourceRepository, 'watchable' | 'setStatus' | 'observe' | 'removePods'>
   workflows: { setNodeStatus(ownerId: string, id: string, nodeId: string, status: Record<string, unknown>): Promise<boolean> }
   /** Ids of workflows whose resources are followed: deployed (run at least once) and not archived (of one owner, or all). */
   activeWorkflowIds(ownerId?: string): Promise<Set<string>>
@@ -56,7 +61,7 @@ export interface ResourceWatchDeps {
 }
 
 interface Watched {
-  id: string; owner_id: string; workflow_id: string; node_id: string; cluster_id: string
+  id: string; owner_id: string; workflow_id: string; node_id: string; cluster_id: string; cluster: string
   api_version: string; kind: string; name: string; namespace: string | null
   status: ResourceStatus; message: string; ready: string | null; counters: Counters
   key: StreamKey
@@ -91,6 +96,8 @@ const wfKey = (owner: string, workflow: string) => `${owner}\n${workflow}`
 
 export class ResourceWatchService {
   readonly hub: WatchHub
+  /** The followed workloads' pods as records. */
+  readonly pods: PodRecords
   private readonly watched = new Map<string, Watched>()
   /** Workloads per (cluster, namespace), re-derived on their pods' events. */
   private readonly workloads = new Map<string, Set<Watched>>()
@@ -112,6 +119,7 @@ export class ResourceWatchService {
   private closed = false
 
   constructor(private readonly deps: ResourceWatchDeps) {
+    this.pods = new PodRecords({ resources: deps.resources, log: deps.log })
     this.hub = new WatchHub({
       labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY}`,
       backoff: deps.backoff,
@@ -143,9 +151,11 @@ export class ResourceWatchService {
   /** Stops every watcher (spec rule 6: on shutdown). */
   async close(): Promise<void> {
     this.closed = true
+    // Shutdown is not news about the pods: their records stay as they are for the next start to reconcile.
+    this.pods.close()
     for (const off of this.offBus) off()
     this.offBus = []
-    for (const w of [...this.watched.values()]) this.unwatch(w)
+    for (const w of [...this.watched.values()]) this.unwatch(w, 'closing')
     for (const set of [...this.waiters.values()]) for (const x of [...set]) x.finish(false)
     this.hub.close()
     await Promise.allSettled([...this.reconciling.values()].map((r) => r.running))
@@ -157,6 +167,7 @@ export class ResourceWatchService {
   /** Resolves when every queued store/publish has been done (tests, shutdown). */
   async idle(): Promise<void> {
     await Promise.allSettled([...this.watched.values()].map((w) => w.chain))
+    await this.pods.idle()
   }
 
   // Which resources are followed
@@ -268,8 +279,14 @@ export class ResourceWatchService {
       wanted.set(d._id, d)
     }
     for (const w of [...this.watched.values()]) {
-      if ((ownerId === undefined || w.owner_id === ownerId) && !wanted.has(w.id)) this.unwatch(w)
+      if ((ownerId === undefined || w.owner_id === ownerId) && !wanted.has(w.id)) this.unwatch(w, 'unfollowed')
     }
+    // Pod records whose workload is not followed (its workflow archived or deleted while this process was
+    // down, its record gone): nothing keeps them current. Those marked deleted are left to expire.
+    const parents = [...wanted.values()].filter((d) => POD_PARENT_KINDS.has(d.kind)).map((d) => d._id)
+    await this.deps.resources.removePods(ownerId, { followedParents: parents }).catch((err: unknown) => {
+      this.deps.log?.error({ err: { message: String((err as Error)?.message ?? err) } }, 'watch: removing the pod records of unfollowed workloads failed')
+    })
     const touched = new Set<string>()
     for (const d of wanted.values()) {
       const w = this.watched.get(d._id)
@@ -287,27 +304,32 @@ export class ResourceWatchService {
     this.gone.delete(d._id)
     const key: StreamKey = { cluster: d.cluster_id, apiVersion: d.api_version, kind: d.kind, namespace: d.namespace }
     const w: Watched = {
-      id: d._id, owner_id: d.owner_id, workflow_id: d.workflow_id, node_id: d.node_id, cluster_id: d.cluster_id,
+      id: d._id, owner_id: d.owner_id, workflow_id: d.workflow_id, node_id: d.node_id, cluster_id: d.cluster_id, cluster: d.cluster,
       api_version: d.api_version, kind: d.kind, name: d.name, namespace: d.namespace,
       status: d.status, message: d.status_message, ready: d.ready, counters: d.counters ?? {},
       key, off: [], chain: Promise.resolve(), pending: 0, lastWriteAt: d.updated_at.getTime(),
     }
     this.watched.set(w.id, w)
     if (w.kind !== 'Namespace') this.nodesWithOwnObjects.add(`${wfKey(w.owner_id, w.workflow_id)}\n${w.node_id}`)
-    if (WORKLOAD_KINDS.has(w.kind) && w.namespace) {
+    if (POD_PARENT_KINDS.has(w.kind) && w.namespace) {
       const k = nsKey(w.cluster_id, w.namespace)
+      const ns = w.namespace
       let set = this.workloads.get(k)
       if (!set) { set = new Set(); this.workloads.set(k, set) }
       set.add(w)
       if (!this.podSubs.has(k)) {
-        this.podSubs.set(k, this.hub.subscribe(podKey(w.cluster_id, w.namespace), {
+        this.podSubs.set(k, this.hub.subscribe(podKey(w.cluster_id, ns), {
           name: '*',
-          event: () => { for (const x of this.workloads.get(k) ?? []) this.evaluate(x) },
+          event: () => {
+            for (const x of this.workloads.get(k) ?? []) this.evaluate(x)
+            this.touchPods(w.cluster_id, ns)
+          },
           synced: () => {
             for (const x of this.workloads.get(k) ?? []) {
               this.evaluate(x)
               if (this.syncDue.has(wfKey(x.owner_id, x.workflow_id))) this.syncLater(wfKey(x.owner_id, x.workflow_id))
             }
+            this.touchPods(w.cluster_id, ns)
           },
         }))
       }
@@ -321,16 +343,21 @@ export class ResourceWatchService {
     if (this.hub.isSynced(key) && this.hub.object(key, w.name)) this.evaluate(w)
   }
 
-  private unwatch(w: Watched): void {
+  /**
+   * Stops following the resource. Its pods' records: `deleted` (the workload left the cluster) marks them
+   * deleted, `unfollowed` (it is still there, but no longer followed) removes them, `closing` leaves them.
+   */
+  private unwatch(w: Watched, why: 'deleted' | 'unfollowed' | 'closing'): void {
     if (this.watched.get(w.id) !== w) return
     this.watched.delete(w.id)
     for (const off of w.off) off()
     w.off = []
     for (const x of [...(this.waiters.get(w.id) ?? [])]) x.finish(false)
-    if (WORKLOAD_KINDS.has(w.kind) && w.namespace) {
+    if (POD_PARENT_KINDS.has(w.kind) && w.namespace) {
       const k = nsKey(w.cluster_id, w.namespace)
       const set = this.workloads.get(k)
       set?.delete(w)
+      if (why !== 'closing') this.touchPods(w.cluster_id, w.namespace, why === 'unfollowed' ? [w] : [])
       if (set && set.size === 0) {
         this.workloads.delete(k)
         this.podSubs.get(k)?.()
@@ -339,8 +366,32 @@ export class ResourceWatchService {
     }
   }
 
+  // Pods as records
+
+  private touchPods(clusterId: string, namespace: string, unfollowed: Watched[] = []): void {
+    this.pods.touch(clusterId, namespace, () => this.podScope(clusterId, namespace), unfollowed)
+  }
+
+  /** The scope as the caches hold it now (pod-records.ts reads it when it flushes). */
+  private podScope(clusterId: string, namespace: string): ScopeView | null {
+    const key = podKey(clusterId, namespace)
+    // The stream is closed once no workload is followed there: with nothing to read, every record goes.
+    const open = this.podSubs.has(nsKey(clusterId, namespace))
+    if (open && !this.hub.isSynced(key)) return null
+    const view: ScopeView = { pods: open ? this.hub.objects(key) : [], parents: [], unsettledOwners: new Set(), ownPods: new Set() }
+    for (const w of this.workloads.get(nsKey(clusterId, namespace)) ?? []) {
+      if (!this.hub.isSynced(w.key)) { view.unsettledOwners.add(w.owner_id); continue }
+      const object = this.hub.object(w.key, w.name)
+      if (object) view.parents.push({ ...w, namespace, object })
+    }
+    for (const w of this.watched.values()) {
+      if (w.kind === 'Pod' && w.cluster_id === clusterId && w.namespace === namespace) view.ownPods.add(`${w.owner_id}\n${w.name}`)
+    }
+    return view
+  }
+
   private stopWorkflow(ownerId: string, workflowId: string): void {
-    for (const w of [...this.watched.values()]) if (w.owner_id === ownerId && w.workflow_id === workflowId) this.unwatch(w)
+    for (const w of [...this.watched.values()]) if (w.owner_id === ownerId && w.workflow_id === workflowId) this.unwatch(w, 'unfollowed')
     this.syncDue.delete(wfKey(ownerId, workflowId))
   }
 
@@ -349,12 +400,17 @@ export class ResourceWatchService {
   private onEvent(w: Watched, type: WatchEventType, obj: KubeObject): void {
     if (type === 'DELETED') { this.deleted(w, obj); return }
     this.evaluate(w)
+    // Its selector (or, for a CronJob, its template's labels) decides which pods are its.
+    if (POD_PARENT_KINDS.has(w.kind) && w.namespace) this.touchPods(w.cluster_id, w.namespace)
   }
 
   private onSynced(w: Watched): void {
     // A full listing without the object: it is not in the cluster (or no longer carries our label).
     if (!this.hub.object(w.key, w.name)) this.deleted(w, null)
-    else this.evaluate(w)
+    else {
+      this.evaluate(w)
+      if (POD_PARENT_KINDS.has(w.kind) && w.namespace) this.touchPods(w.cluster_id, w.namespace)
+    }
     this.syncLater(wfKey(w.owner_id, w.workflow_id))
   }
 
@@ -390,7 +446,7 @@ export class ResourceWatchService {
     this.notify(w, d)
     this.gone.set(w.id, Date.now())
     const k = wfKey(w.owner_id, w.workflow_id)
-    this.unwatch(w)
+    this.unwatch(w, 'deleted')
     // Its workflow's other resources may all have listed already.
     if (this.syncDue.has(k)) this.maybeSynced(k)
   }
@@ -476,7 +532,7 @@ export class ResourceWatchService {
   }
 
   private dropCluster(ownerId: string, clusterId: string): void {
-    for (const w of [...this.watched.values()]) if (w.owner_id === ownerId && w.cluster_id === clusterId) this.unwatch(w)
+    for (const w of [...this.watched.values()]) if (w.owner_id === ownerId && w.cluster_id === clusterId) this.unwatch(w, 'unfollowed')
   }
 
   private async recheckCluster(clusterId: string): Promise<void> {
