@@ -150,6 +150,18 @@ t.test('Edit cluster refusals: a new auth type or TLS setting without credential
   }
   const sa = await ui('PUT', '/clusters/deployer', { displayName: 'SA', server: sim.url, authType: 'serviceaccount', credentials: { namespace: 'kube-system' } })
   t.equal(sa.status, 400, 'a service account\'s namespace is part of its credentials')
+  const ns = await ui('PUT', '/clusters/sim', { ...base, authType: 'token', credentials: { namespace: 'shop' } })
+  t.equal(ns.status, 400, 'a changed namespace is refused, not silently dropped')
+  t.match(ns.body.error, /enter the credentials again/)
+  t.match((await ui('GET', '/clusters/sim')).body, { namespace: 'default' })
+
+  // A cluster added on /v1/api without a namespace: the form shows "default" and sends it back.
+  const plain = await app.inject({ method: 'POST', url: '/v1/api/clusters', headers: owner.headers, payload: { name: 'plain', server: sim.url, auth_type: 'token', credentials: { token: sim.identities.admin.token, ca_data: sim.caPem } } })
+  t.equal(plain.statusCode, 201)
+  t.match((await ui('GET', '/clusters/plain')).body, { namespace: null, insecure: false })
+  const edited = await ui('PUT', '/clusters/plain', { displayName: 'Plain', description: '', server: sim.url, authType: 'token', singleNode: false, credentials: { namespace: 'default' } })
+  t.equal(edited.status, 200, 'the form\'s default namespace is no change')
+  t.equal((await app.inject({ method: 'DELETE', url: '/v1/api/clusters/plain', headers: owner.headers })).statusCode, 204)
   t.match((await ui('GET', '/clusters/mtls')).body, { insecure: true })
   const unchanged = await ui('PUT', '/clusters/mtls', { displayName: 'mTLS', server: sim.url, authType: 'certificate', singleNode: true, credentials: { namespace: 'default', insecure: true } })
   t.equal(unchanged.status, 200, 'the settings sent back as shown are no change')

@@ -164,9 +164,9 @@ export default async function clusterRoutes(app: App) {
         if ((credentials.insecure_skip_tls_verify ?? false) !== settings.insecure_skip_tls_verify) {
           throw new BadRequest('to change whether the server certificate is verified, enter the credentials again')
         }
-        // Only a service account's namespace is used to connect; other types keep it for display.
-        if (current.auth_type === 'serviceaccount' && credentials.namespace !== undefined && credentials.namespace !== settings.namespace) {
-          throw new BadRequest('to change the service account\'s namespace, enter its token again')
+        // Credentials stored without a namespace show as the form's own default, "default".
+        if (credentials.namespace !== undefined && credentials.namespace !== (settings.namespace ?? 'default')) {
+          throw new BadRequest('to change the namespace, enter the credentials again')
         }
       }
     }
