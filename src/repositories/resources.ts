@@ -255,7 +255,8 @@ export class ResourceRepository {
   }
 
   async findForNode(ownerId: string, workflowId: string, nodeId: string): Promise<TrackedResource[]> {
-    const docs = await this.c.find({ owner_id: ownerId, workflow_id: workflowId, node_id: nodeId }).sort({ created_at: 1, _id: 1 }).toArray()
+    // The node's own objects: its workloads' pods speak through their workload's status.
+    const docs = await this.c.find({ owner_id: ownerId, workflow_id: workflowId, node_id: nodeId, parent_id: null }).sort({ created_at: 1, _id: 1 }).toArray()
     return docs.map(toResource)
   }
 

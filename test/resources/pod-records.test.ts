@@ -1,5 +1,5 @@
 // The storage and assignment side of pods as tracked resources, on the embedded database: lists, search,
-// counts and the watchers' set leave workloads' pods out (a Pod a run applied stays in); a parent marked
+// counts, a node's objects and the watchers' set leave workloads' pods out (a Pod a run applied stays in); a parent marked
 // deleted (a prune, a sync) takes its pods along, due to expire; unfollowed workloads' pods are removed;
 // another owner's records are never touched. PodRecords gives each pod one parent per owner (a Deployment
 // before a ReplicaSet, a CronJob through its job template's labels) and writes only what changed.
@@ -30,6 +30,7 @@ t.test('lists, search, counts and the watchers\' set leave workloads\' pods out 
   t.same((await resources.list('bob', {}, { parent_id: web.id })).items, [], 'another owner sees none')
   t.same((await resources.search('alice', 'web', 10)).map((d) => d.name), ['web'])
   t.same((await resources.watchable('alice')).map((d) => d.name).sort(), ['solo', 'web'], 'the watchers follow workloads, not their pods')
+  t.same((await resources.findForNode('alice', 'wf', 'n')).map((d) => d.name).sort(), ['solo', 'web'], 'a node\'s objects (its status at the end of a run) without the pods')
   t.same(await resources.countByClusterAndStatus('alice'), [{ cluster_id: C, status: 'running', count: 2 }])
   const pod = (await resources.list('alice', {}, { parent_id: web.id })).items[0]
   t.match(pod, { parent_id: web.id, containers: ['web'] })
