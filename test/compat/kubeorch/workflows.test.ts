@@ -119,6 +119,22 @@ t.test('GET /workflows (no query) lists workflows[] with nodes[] to count, witho
   t.same(theirs.body.workflows, [], 'another user sees none of them')
 })
 
+t.test('GET /workflows without a query lists up to 100 (the UI cannot page); a limit sent is kept', async (t) => {
+  const many = await registerUser(app)
+  for (let i = 0; i < 25; i++) {
+    const res = await app.inject({ method: 'POST', url: '/v1/api/workflows', headers: many.headers, payload: { name: `w${i}` } })
+    t.equal(res.statusCode, 201)
+  }
+  const all = await ui(many, 'GET', '/workflows')
+  t.equal(all.body.workflows.length, 25, 'more than the 20 of a default page')
+  t.equal(all.body.total, 25)
+  const paged = await ui(many, 'GET', '/workflows?limit=10&page=3')
+  t.equal(paged.body.workflows.length, 5)
+  const bad = await ui(many, 'GET', '/workflows?limit=1000')
+  t.equal(bad.status, 400, 'the canonical bounds still hold')
+  t.equal(bad.body.message, bad.body.error)
+})
+
 t.test('PUT /workflows/:id {name, description} answers the bare workflow', async (t) => {
   const res = await ui(owner, 'PUT', `/workflows/${workflowId}`, { name: 'shop v2', description: 'renamed' })
   t.equal(res.status, 200)

@@ -3,7 +3,8 @@
 // - Workflows go out bare, as ours do, with every node's `data._status` in the UI's vocabulary
 //   (node-status.ts); the canvas is built from them and its settings panels switch on those states.
 // - Lists carry `nodes[]` (the UI shows `nodes.length`): each node's and edge's id only, projected by the
-//   database ('ids'), so a list never reads every canvas out; our `node_count` stays beside it.
+//   database ('ids'), so a list never reads every canvas out; our `node_count` stays beside it. The
+//   workflow list, which the UI asks for without a query and cannot page, is the largest page (100).
 // - Save answers `{workflow}`; the `_status` the UI sends back (our status, re-encoded, merged into its
 //   nodes by the stream) is replaced by the stored one, so the watchers' status is never overwritten by a
 //   stale echo of itself in another vocabulary.
@@ -19,6 +20,7 @@ import {
   WorkflowListQuery, RunRequest, VersionParams, VersionMetaBody, VersionListQuery,
 } from '../../../../schemas/workflow.ts'
 import { FixBody, FixTemplateParams, NodeParams } from '../../../../schemas/diagnostics.ts'
+import { MAX_PAGE_SIZE } from '../../../../schemas/pagination.ts'
 import type { Workflow } from '../../../repositories/workflows.ts'
 import type { Run } from '../../../repositories/runs.ts'
 import type { FixType } from '../../../services/diagnostics/types.ts'
@@ -63,7 +65,14 @@ export default async function workflowRoutes(app: App) {
   const diagnostics = app.services.diagnostics
   const runWaitMs = app.config.RUN_REPLY_WAIT_MS
 
-  app.get('/workflows', { schema: { hide: true, querystring: WorkflowListQuery } }, async (req) => {
+  app.get('/workflows', {
+    schema: { hide: true, querystring: WorkflowListQuery },
+    // The UI sends no query and has no paging: the largest page, so it shows as many as a page can hold.
+    preValidation: async (req) => {
+      const query = (req.query ?? {}) as Json
+      if (query.limit === undefined) req.query = { ...query, limit: String(MAX_PAGE_SIZE) } as typeof req.query
+    },
+  }, async (req) => {
     const { status, include, ...page } = req.query
     const list = await service.list(req.user.id, page, { status }, { graph: include === 'graph' ? true : 'ids' })
     return { workflows: list.items.map((w) => uiWorkflow(w)), total: list.total, page: list.page, limit: list.limit }
