@@ -215,7 +215,8 @@ t.test('dashboard metrics: health[], resources.*.percentage, nodeCount, podCount
   t.equal(m.resources.memory.capacity, live.capacity.memory_bytes)
   t.equal(m.resources.storage.percentage, undefined, 'storage use is not measured: "Not available", not a made-up figure')
   const overview = await canonical('/metrics/overview')
-  t.equal(m.podCount, overview.items.find((i: { name: string }) => i.name === 'sim').pods.total, 'pods from the overview')
+  t.equal(m.podCount, overview.items.find((i: { name: string }) => i.name === 'sim').pods.total, 'pods read as the overview reads them')
+  t.match(m.health.find((h: { name: string }) => h.name === 'Health check'), { status: 'healthy' }, 'the stored status: connected')
   t.type(m.podCount, 'number')
 })
 

@@ -12,7 +12,7 @@ import { MAX_PAGE_SIZE } from '../../../../schemas/pagination.ts'
 import { AppError, BadRequest, NotFound } from '../../../errors.ts'
 import type { Cluster } from '../../../repositories/clusters.ts'
 import type { MetricsReport } from '../../../services/cluster-service.ts'
-import type { Overview } from '../../../services/metrics/index.ts'
+import { readCluster, type ClusterReading } from '../../../services/metrics/cluster-reading.ts'
 import { toCanonical, withCamelAliases } from '../translate.ts'
 
 type Json = Record<string, unknown>
@@ -56,29 +56,30 @@ const EditClusterBody = Type.Object({
 
 const HEALTH: Record<Cluster['status'], 'healthy' | 'unhealthy' | 'unknown'> = { connected: 'healthy', error: 'unhealthy', unknown: 'unknown' }
 const percent = (used: number, capacity: number) => Math.round((used / capacity) * 1000) / 10
-type ClusterPart = Overview['items'][number]
 
 /**
- * The dashboard's cluster card (CONTRACT.md §2.6 metrics). From GET /clusters/:name/metrics (live: node list
- * and metrics.k8s.io): the API server answering, CPU and memory use against node capacity, node count and
- * storage capacity. From the overview (cached METRICS_CACHE_MS): pods, nodes ready, the stored health check.
- * A figure not known is left out, so the UI says "Not available" rather than a made-up number.
+ * The dashboard's cluster card (CONTRACT.md §2.6 metrics). From GET /clusters/:name/metrics (node list and
+ * metrics.k8s.io): the API server answering, CPU and memory use against node capacity, node count and
+ * storage capacity. From the overview's reading of one cluster (its node and pod lists): pods and nodes
+ * ready. From the cluster record: the last health check. A figure not known is left out (or null for the
+ * pod count), so the UI says "Not available" rather than showing a made-up number.
  */
-export function toUiClusterMetrics(name: string, m: MetricsReport, part: ClusterPart | undefined) {
+export function toUiClusterMetrics(cluster: Cluster, m: MetricsReport, reading: ClusterReading) {
   const usage = m.available && m.usage.cpu_cores !== null && m.usage.memory_bytes !== null ? m.usage : null
   const health: Array<{ name: string; status: 'healthy' | 'unhealthy' | 'unknown'; message: string }> = [
     { name: 'API Server', status: 'healthy', message: 'answered the node list' },
   ]
-  if (part?.reachable && part.nodes) {
-    health.push({ name: 'Nodes', status: part.nodes.total > 0 && part.nodes.ready === part.nodes.total ? 'healthy' : 'unhealthy', message: `${part.nodes.ready} of ${part.nodes.total} ready` })
+  if (reading.reachable) {
+    const { total, ready } = reading.nodes
+    health.push({ name: 'Nodes', status: total > 0 && ready === total ? 'healthy' : 'unhealthy', message: `${ready} of ${total} ready` })
   } else {
-    health.push({ name: 'Nodes', status: 'unknown', message: part?.message ?? 'not read' })
+    health.push({ name: 'Nodes', status: 'unknown', message: reading.message })
   }
   health.push({ name: 'Metrics API', status: m.available ? 'healthy' : 'unknown', message: m.message })
-  if (part) health.push({ name: 'Health check', status: HEALTH[part.status], message: part.status_message })
+  health.push({ name: 'Health check', status: HEALTH[cluster.status], message: cluster.status_message })
   const resource = (used: number | null, capacity: number) => used !== null && capacity > 0 ? { used, capacity, percentage: percent(used, capacity) } : { capacity }
   return {
-    clusterName: name,
+    clusterName: cluster.name,
     health,
     resources: {
       cpu: resource(usage?.cpu_cores ?? null, m.capacity.cpu_cores),
@@ -87,7 +88,8 @@ export function toUiClusterMetrics(name: string, m: MetricsReport, part: Cluster
       storage: resource(null, m.capacity.storage_bytes),
     },
     nodeCount: m.nodes.length,
-    podCount: part?.pods ? part.pods.total : null,
+    podCount: reading.reachable ? reading.pods.total : null,
+    podCountPartial: reading.reachable && reading.pods.partial,
     lastUpdated: m.collected_at,
     ...m,
   }
@@ -192,8 +194,14 @@ export default async function clusterRoutes(app: App) {
   app.get('/clusters/:name/status', { schema: { hide: true, params: ClusterParams } }, async (req) => withCamelAliases(await service.status(req.user.id, req.params.name)))
 
   app.get('/clusters/:name/metrics', { schema: { hide: true, params: ClusterParams } }, async (req) => {
-    const cluster = await service.get(req.user.id, req.params.name)
-    const [metrics, overview] = await Promise.all([service.metrics(req.user.id, req.params.name), app.services.metrics.overview(req.user.id)])
-    return toUiClusterMetrics(cluster.name, metrics, overview.items.find((p) => p.id === cluster.id))
+    const userId = req.user.id
+    const cluster = await service.get(userId, req.params.name)
+    // Pods are read from this one cluster as the overview reads each (not the whole overview, which reads
+    // every cluster of the user: the dashboard polls this every 30 s for one card).
+    const [metrics, reading] = await Promise.all([
+      service.metrics(userId, cluster.id),
+      readCluster(async () => (await service.kubeConfigFor(userId, cluster.id, 'viewer')).kc, app.config.CLUSTER_TIMEOUT_MS),
+    ])
+    return toUiClusterMetrics(cluster, metrics, reading)
   })
 }
