@@ -70,7 +70,7 @@ export default async function workflowRoutes(app: App) {
     // The UI sends no query and has no paging: the largest page, so it shows as many as a page can hold.
     preValidation: async (req) => {
       const query = (req.query ?? {}) as Json
-      if (query.limit === undefined) req.query = { ...query, limit: String(MAX_PAGE_SIZE) } as typeof req.query
+      if (query.limit === undefined) req.query = { ...query, limit: String(MAX_PAGE_SIZE) } as unknown as typeof req.query
     },
   }, async (req) => {
     const { status, include, ...page } = req.query
