@@ -8,6 +8,8 @@ import WebSocket from 'ws'
 import { runFixture, node, edge, TRIGGER } from '../../runs/fixture.ts'
 import { registerUser, type TestUser } from '../../helpers/auth.ts'
 import { waitFor } from '../../kube-sim/test-helpers.ts'
+import { podLogReframe, resourceStreamReframe, terminalEncoder } from '../../../src/compat/kubeorch/pod-streams.ts'
+import { reframedFrame } from '../../../src/events/sse.ts'
 
 const f = await runFixture(t, { RUN_READY_TIMEOUT_MS: 8000, CLUSTER_TIMEOUT_MS: 5000, TERMINAL_PING_MS: 500 }, { timing: { logIntervalMs: 50 } })
 const { app, owner: alice, call } = f
@@ -237,4 +239,21 @@ t.test('a Pod opened from its Deployment\'s pods: its page says Pod with its con
   c.send(JSON.stringify({ type: 'input', data: 'exit\r' }))
   t.equal((await c.next('close', (x) => x.type === 'close')).data, 'exited (exit code 0)')
   await c.closed
+})
+
+t.test('the encoders alone: what a frame looks like in the UI\'s dialect for each case', async (t) => {
+  t.equal(reframedFrame(podLogReframe, 7, 'log', { line: 'hello world', timestamp: '2026-01-01T00:00:00.000Z' }), 'id: 7\nevent: log\ndata: 2026-01-01T00:00:00.000Z hello world\n\n')
+  t.equal(reframedFrame(podLogReframe, 8, 'log', { line: 'no time here', timestamp: null }), 'id: 8\nevent: log\ndata: - no time here\n\n', 'a line without a time: "-", never its first word as the time')
+  t.equal(reframedFrame(podLogReframe, 9, 'log', { line: '', timestamp: '2026-01-01T00:00:00.000Z' }), 'id: 9\nevent: log\ndata: 2026-01-01T00:00:00.000Z \n\n', 'an empty line still has a data payload')
+  t.equal(reframedFrame(podLogReframe, 10, 'error', { error: 'container "x" is not\nin pod' }), 'id: 10\nevent: error\ndata: container "x" is not in pod\n\n', 'raw text, on one line')
+  t.equal(reframedFrame(podLogReframe, 11, 'complete', {}), 'id: 11\nevent: complete\ndata: {}\n\n')
+  t.same(resourceStreamReframe('node_update', { node_id: 'n', kind: 'Service', status: { state: 'running', message: 'cluster IP 10.0.0.1', clusterIP: '10.0.0.1', externalIP: null, type: 'ClusterIP', ports: 1, action: 'created' } }),
+    { type: 'status_update', data: { status: { state: 'running', message: 'cluster IP 10.0.0.1', clusterIP: '10.0.0.1' } } }, 'only the keys the page reads, no nulls')
+  t.same(resourceStreamReframe('node_update', { node_id: 'n', kind: 'X', status: { state: 'exploded', message: '' } }), { type: 'status_update', data: { status: { state: 'unknown', message: '' } } }, 'a state outside the page\'s set reads as unknown')
+  t.same(resourceStreamReframe('status_change', { resource_id: 'r', new_status: 'failed', old_status: 'running', message: 'crash loop' }), { type: 'status_update', data: { status: { state: 'failed', message: 'crash loop' } } })
+  t.same(resourceStreamReframe('error', { error: 'gone' }), { type: 'error', data: 'gone' })
+  t.equal(resourceStreamReframe('workflow_sync', { nodes: [] }), null, 'nothing the page does not handle')
+  t.same(JSON.parse(terminalEncoder('metadata', { pod: 'p', container: 'c', namespace: 'n', cluster: 'k', shell: '/bin/sh' })), { type: 'metadata', data: '{"pod":"p","container":"c","namespace":"n","cluster":"k","shell":"/bin/sh"}' })
+  t.same(JSON.parse(terminalEncoder('close', { reason: 'idle timeout', exit_code: null })), { type: 'close', data: 'idle timeout' })
+  t.same(JSON.parse(terminalEncoder('output', 'a\u001b[0mb')), { type: 'output', data: 'a\u001b[0mb' }, 'output unchanged, ANSI codes and all')
 })

@@ -11,7 +11,7 @@ import { MANAGED_BY, MANAGED_BY_LABEL, NODE_ID_ANNOTATION, WORKFLOW_ID_ANNOTATIO
 import { ListSyncs, FRESH_MS } from '../../../src/compat/kubeorch/list-sync.ts'
 import { UpstreamError } from '../../../src/errors.ts'
 
-const f = await runFixture(t, { RUN_READY_TIMEOUT_MS: 8000, CLUSTER_TIMEOUT_MS: 3000 })
+const f = await runFixture(t, { RUN_READY_TIMEOUT_MS: 8000 })
 const { app, owner: alice, call } = f
 const bob = await registerUser(app)
 
@@ -238,6 +238,11 @@ t.test('the pods of a workload: pods[] with id, name, namespace, status, spec.no
     t.type(p.spec, 'object')
     t.type(p.spec.nodeName, 'string', 'the node it runs on')
   }
+  const recorded = await waitFor('the pods recorded', async () => {
+    const pods = (await ui(alice, 'GET', `/resources/${webId}/pods`)).body.pods as Json[]
+    return pods.every((p) => p.id) && pods
+  })
+  for (const p of recorded) t.equal(p.status, (await call(alice, 'GET', `/v1/api/resources/${p.id}`)).body.status, `${p.name}: the pod record's status`)
   const svc = (await ui(alice, 'GET', '/resources?type=Service&limit=25&offset=0')).body.resources[0]
   t.equal((await ui(alice, 'GET', `/resources/${svc.id}/pods`)).status, 200, 'a Service lists its pods through its selector')
 })
@@ -255,4 +260,28 @@ t.test('another user\'s resource is 404 with error and message on every route; a
   t.equal((await ui(alice, 'GET', '/resources/not-an-id')).status, 404)
   t.equal((await ui(alice, 'GET', `/resources/${'x'.repeat(65)}`)).status, 400)
   t.match((await call(alice, 'GET', `/v1/api/resources/${webId}`)).body, { is_favorite: true }, 'bob changed nothing')
+})
+
+t.test('a crash-looping pod: its badge is its record\'s `failed`, although its phase still says Running', async (t) => {
+  // Its pods carry our label, as the renderer's do: the watchers' pod streams select on it.
+  f.sim.failingImages.crashLoop('registry.example/crashy')
+  await create('/apis/apps/v1/namespaces/uishop/deployments', {
+    apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'crashy', ...labelled('n-crashy') },
+    spec: { replicas: 1, selector: { matchLabels: { app: 'crashy' } }, template: { metadata: { labels: { app: 'crashy', [MANAGED_BY_LABEL]: MANAGED_BY } }, spec: { containers: [{ name: 'app', image: 'registry.example/crashy:1' }] } } },
+  })
+  t.equal((await call(alice, 'POST', '/v1/api/resources/sync', { cluster: 'sim' })).status, 200)
+  const crashy = (await ui(alice, 'GET', '/resources?type=Deployment&search=crashy&limit=25&offset=0')).body.resources[0]
+  let last: unknown
+  const pod = await waitFor('the crash loop recorded on the pod', async () => {
+    const pods = (await ui(alice, 'GET', `/resources/${crashy.id}/pods`)).body.pods as Json[]
+    last = pods
+    return pods?.length === 1 && pods[0].status === 'failed' && pods[0]
+  }, 20_000).catch(async (err) => {
+    t.comment(JSON.stringify(last))
+    t.comment(JSON.stringify((await call(alice, 'GET', `/v1/api/resources/${crashy.id}`)).body))
+    t.comment(JSON.stringify((await call(alice, 'GET', `/v1/api/resources?kind=Pod&limit=100`)).body.resources.map((r: Json) => [r.name, r.parent_id, r.status])))
+    throw err
+  })
+  t.equal(pod.phase, 'Running', 'the phase alone would have said running')
+  t.ok(pod.containers[0].restarts >= 1, 'it has restarted')
 })
