@@ -149,7 +149,14 @@ export class ImportService {
   /** A new workflow holding the imported graph; when saving the graph fails, no empty workflow is left behind. */
   async createWorkflow(ownerId: string, request: CreateFromImportRequest): Promise<Workflow> {
     const analysis = await this.completedAnalysis(ownerId, request.import_id)
-    const graph = graphOf(analysis)
+    return this.createWorkflowWithGraph(ownerId, request, graphOf(analysis))
+  }
+
+  /**
+   * A new workflow holding an imported graph that a client sends back (the KubeOrch UI keeps the analysis
+   * and may merge several), checked as a save checks it; when saving fails, no empty workflow is left behind.
+   */
+  async createWorkflowWithGraph(ownerId: string, request: Omit<CreateFromImportRequest, 'import_id'>, graph: Graph): Promise<Workflow> {
     assertValidGraph(graph.nodes, graph.edges)
     const workflow = await this.deps.workflows.create(ownerId, { name: request.name, description: request.description, cluster_id: request.cluster_id })
     try {

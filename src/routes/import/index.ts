@@ -21,13 +21,13 @@ const WorkflowRef = Type.Ref('Workflow')
 /** Option fields an upload may carry besides the file, each at most this long (env_file is a whole .env file). */
 const MAX_UPLOAD_FIELD_BYTES = MAX_COMPOSE_BYTES
 const UPLOAD_FIELDS = new Set(['profiles', 'ingress', 'env_file', 'env'])
+/** @fastify/multipart's limits for an upload (the KubeOrch UI adapter registers the plugin with them too). */
+export const UPLOAD_LIMITS = { fileSize: MAX_COMPOSE_BYTES, files: 1, fields: UPLOAD_FIELDS.size, fieldSize: MAX_UPLOAD_FIELD_BYTES, parts: UPLOAD_FIELDS.size + 1, headerPairs: 100 }
 
 export default async function importRoutes(app: App) {
   const service = app.services.imports
   // Registered here only: no other route takes multipart bodies.
-  await app.register(multipart, {
-    limits: { fileSize: MAX_COMPOSE_BYTES, files: 1, fields: UPLOAD_FIELDS.size, fieldSize: MAX_UPLOAD_FIELD_BYTES, parts: UPLOAD_FIELDS.size + 1, headerPairs: 100 },
-  })
+  await app.register(multipart, { limits: UPLOAD_LIMITS })
 
   app.post('/v1/api/import/analyze', {
     schema: {
@@ -50,7 +50,7 @@ export default async function importRoutes(app: App) {
     // The multipart body is read and checked by the handler; the schema documents it.
     validatorCompiler: (route) => (route.httpPart === 'body' ? () => true : validatorCompiler(route)),
   }, async (req, reply) => {
-    const upload = await readUpload(req)
+    const { upload } = await readUpload(req)
     return reply.code(201).send((await service.analyze(req.user.id, { source: 'compose', ...upload })).session)
   })
 
@@ -84,14 +84,18 @@ export default async function importRoutes(app: App) {
   await app.register(importStreamRoutes)
 }
 
-interface Upload extends ImportOptions { content: string; filename?: string }
+export interface Upload extends ImportOptions { content: string; filename?: string }
 
-/** The compose file and option fields of a multipart upload, checked; every failure is a 400, 413 or 415 `{error}`. */
-async function readUpload(req: FastifyRequest): Promise<Upload> {
+/**
+ * The compose file and option fields of a multipart upload, checked; every failure is a 400, 413 or 415
+ * `{error}`. `otherFields` are fields another dialect sends (the KubeOrch UI adapter), answered apart in `extra`.
+ */
+export async function readUpload(req: FastifyRequest, otherFields: readonly string[] = []): Promise<{ upload: Upload; extra: Record<string, string> }> {
   if (!req.isMultipart()) throw new AppError(415, 'send the compose file as multipart/form-data, in the field `file`')
   let content: string | undefined
   let filename: string | undefined
   const fields: Record<string, string> = {}
+  const extra: Record<string, string> = {}
   try {
     for await (const part of req.parts()) {
       if (part.type === 'file') {
@@ -103,6 +107,8 @@ async function readUpload(req: FastifyRequest): Promise<Upload> {
         if (part.file.truncated) throw tooLarge()
         content = bytes.toString('utf8')
         filename = part.filename ? part.filename.slice(0, 255) : undefined
+      } else if (otherFields.includes(part.fieldname) && !part.valueTruncated) {
+        extra[part.fieldname] = String(part.value)
       } else {
         if (!UPLOAD_FIELDS.has(part.fieldname)) throw new BadRequest(`unexpected field "${part.fieldname.slice(0, 64)}": the fields are file, ${[...UPLOAD_FIELDS].join(', ')}`)
         if (part.valueTruncated) throw new ImportTooLarge(`field ${part.fieldname} is longer than ${MAX_UPLOAD_FIELD_BYTES} bytes`)
@@ -114,7 +120,7 @@ async function readUpload(req: FastifyRequest): Promise<Upload> {
   }
   if (content === undefined) throw new BadRequest('the compose file is missing: send it in the multipart field `file`')
   if (content.trim() === '') throw new BadRequest('the uploaded compose file is empty')
-  return { content, ...(filename && { filename }), ...uploadOptions(fields) }
+  return { upload: { content, ...(filename && { filename }), ...uploadOptions(fields) }, extra }
 }
 
 function tooLarge(): ImportTooLarge {

@@ -6,7 +6,8 @@ import type { App } from '../../app-types.ts'
 import { errorResponses } from '../../../schemas/common.ts'
 import { ImportCompleteEvent, ImportFailedEvent, ImportLogEvent, ImportParams, ImportProgressEvent } from '../../../schemas/import.ts'
 import { streamResponse, tooManyStreams } from '../../../schemas/streams.ts'
-import { serveStream } from '../../events/sse.ts'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { serveStream, type Reframe } from '../../events/sse.ts'
 import type { StreamEvent, StreamHub, SubscribeOptions, Subscription } from '../../events/stream-hub.ts'
 import { ImportService, importKey } from '../../services/import-service.ts'
 import type { ImportSession } from '../../repositories/import-sessions.ts'
@@ -30,8 +31,6 @@ export const importStreamDoc = {
 }
 
 export default async function importStreamRoutes(app: App) {
-  const service = app.services.imports
-
   app.get('/v1/api/import/:id/stream', {
     schema: {
       tags: ['import'], operationId: 'streamImport', summary: 'an import session\'s progress (SSE)',
@@ -39,13 +38,16 @@ export default async function importStreamRoutes(app: App) {
       response: { 200: streamResponse('`text/event-stream`: metadata, progress, log, complete, failed'), ...errorResponses(401, 404), ...tooManyStreams },
       'x-events': importStreamDoc.events,
     },
-  }, (req, reply) => {
-    const hub = new EndingHub(app.streams)
-    return serveStream(req, reply, {
-      hub, key: importKey(req.params.id),
-      // As GET answers it, the analysis as its stored text (session-json.ts).
-      metadata: async () => sessionJson(hub.snapshot(await service.get(req.user.id, req.params.id))),
-    })
+  }, (req, reply) => serveImportStream(app, req, reply))
+}
+
+/** The stream of one import session, in this API's dialect or another (`reframe`, the KubeOrch UI adapter). */
+export function serveImportStream(app: App, req: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply, reframe?: Reframe) {
+  const hub = new EndingHub(app.streams)
+  return serveStream(req, reply, {
+    hub, key: importKey(req.params.id), reframe,
+    // As GET answers it, the analysis as its stored text (session-json.ts).
+    metadata: async () => sessionJson(hub.snapshot(await app.services.imports.get(req.user.id, req.params.id))),
   })
 }
 
