@@ -70,3 +70,8 @@ export function toUiPod(p: PodSummary, recordStatus?: string): Json {
     spec: { ...(p.node_name !== null && { nodeName: p.node_name }) },
   }
 }
+
+/** A pod record (kind Pod) as an item of the pods list, where no live pod was read (a CronJob's). */
+export function toUiPodRecord(r: TrackedResource): Json {
+  return { id: r.id, name: r.name, namespace: r.namespace ?? '', status: uiStatus(r.status), phase: r.counters?.phase ?? null, spec: { ...(typeof r.counters?.nodeName === 'string' && { nodeName: r.counters.nodeName }) } }
+}

@@ -11,7 +11,8 @@ import { MANAGED_BY, MANAGED_BY_LABEL, NODE_ID_ANNOTATION, WORKFLOW_ID_ANNOTATIO
 import { ListSyncs, FRESH_MS } from '../../../src/compat/kubeorch/list-sync.ts'
 import { UpstreamError } from '../../../src/errors.ts'
 
-const f = await runFixture(t, { RUN_READY_TIMEOUT_MS: 8000 })
+// The simulator's cron clock runs a minute per second, so a CronJob starts a Job every second.
+const f = await runFixture(t, { RUN_READY_TIMEOUT_MS: 8000 }, { timing: { cronMinuteMs: 1000 } })
 const { app, owner: alice, call } = f
 const bob = await registerUser(app)
 
@@ -284,4 +285,26 @@ t.test('a crash-looping pod: its badge is its record\'s `failed`, although its p
   })
   t.equal(pod.phase, 'Running', 'the phase alone would have said running')
   t.ok(pod.containers[0].restarts >= 1, 'it has restarted')
+})
+
+t.test('a CronJob\'s page asks for its children: the pods of its jobs, from their records', async (t) => {
+  const ours = { [MANAGED_BY_LABEL]: MANAGED_BY }
+  await create('/apis/batch/v1/namespaces/uishop/cronjobs', {
+    apiVersion: 'batch/v1', kind: 'CronJob', metadata: { name: 'tick', ...labelled('n-tick') },
+    spec: { schedule: '* * * * *', jobTemplate: { spec: { template: { metadata: { labels: { job: 'tick', ...ours } }, spec: { restartPolicy: 'Never', containers: [{ name: 'tick', image: 'busybox:1.36' }] } } } } },
+  })
+  t.equal((await call(alice, 'POST', '/v1/api/resources/sync', { cluster: 'sim' })).status, 200)
+  const cron = (await ui(alice, 'GET', '/resources?type=CronJob&limit=25&offset=0')).body.resources[0]
+  t.match(cron, { name: 'tick', type: 'CronJob' })
+  t.equal((await call(alice, 'GET', `/v1/api/resources/${cron.id}/pods`)).status, 404, '/v1/api has no selector to list a CronJob\'s pods by')
+  const pods = await waitFor('a job\'s pod recorded under the CronJob', async () => {
+    const res = await ui(alice, 'GET', `/resources/${cron.id}/pods`)
+    return res.status === 200 && res.body.pods.length > 0 && res.body.pods as Json[]
+  }, 20_000)
+  for (const p of pods) {
+    t.match(p, { id: String, name: /^tick-/, namespace: 'uishop' })
+    t.ok(STATUSES.includes(p.status), `status "${p.status}" has a badge`)
+    t.match((await ui(alice, 'GET', `/resources/${p.id}`)).body.resource, { type: 'Pod', parentId: cron.id })
+  }
+  t.equal((await ui(bob, 'GET', `/resources/${cron.id}/pods`)).status, 404, 'and only for its owner')
 })

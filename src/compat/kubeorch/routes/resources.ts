@@ -15,7 +15,7 @@ import { serveResourceStream } from '../../../routes/resources/stream.ts'
 import { servePodLogStream } from '../../../routes/resources/logs.ts'
 import { serveTerminal } from '../../../routes/resources/terminal.ts'
 import { canonicalBody, offsetToPage, toCanonical } from '../translate.ts'
-import { resourceHistory, toUiPod, toUiResource } from '../resource-shape.ts'
+import { resourceHistory, toUiPod, toUiPodRecord, toUiResource } from '../resource-shape.ts'
 import { podLogReframe, resourceStreamReframe, terminalEncoder } from '../pod-streams.ts'
 import { ListSyncs } from '../list-sync.ts'
 
@@ -76,6 +76,13 @@ export default async function resourceRoutes(app: App) {
   })
 
   app.get('/resources/:id/pods', { schema: { hide: true, params: ResourceParams } }, async (req) => {
+    // The page asks a CronJob for its children too. It has no selector of its own (GET /v1/api/…/pods
+    // refuses it), but the watchers record its jobs' pods with it as their parent: those records answer.
+    const resource = await service.get(req.user.id, req.params.id)
+    if (resource.kind === 'CronJob') {
+      const children = await service.list(req.user.id, { page: 1, limit: MAX_PAGE_SIZE, sort: 'created_at', order: 'desc' }, { parent_id: resource.id })
+      return { pods: children.items.map(toUiPodRecord) }
+    }
     const { pods } = await service.pods(req.user.id, req.params.id)
     // The badge shows the pod records' own status (read from container states, so a crash loop is
     // `failed`); one read of the workload's pod records, as GET /v1/api/resources?parent_id= answers them.
