@@ -1,6 +1,6 @@
 // POST /v1/api/workflows/:id/run and GET /v1/api/workflows/:id/runs/:runId. The route starts a run and waits
 // a bounded time for it; the run itself never depends on this request (a disconnect does not abort it).
-import { Type } from 'typebox'
+import { Type, type Static } from 'typebox'
 import type { App } from '../../app-types.ts'
 import { errorResponses } from '../../../schemas/common.ts'
 import { WorkflowParams, RunParams, RunRequest } from '../../../schemas/workflow.ts'
@@ -8,9 +8,21 @@ import type { Run } from '../../repositories/runs.ts'
 
 const tags = ['workflows']
 
+/**
+ * Starts a run and waits up to RUN_REPLY_WAIT_MS for it: 200 with the finished run, or 202 with it still
+ * running and where to poll it. Shared with the KubeOrch UI adapter, which answers the same run in its dialect.
+ */
+export async function startRunAndWait(app: App, userId: string, workflowId: string, body: Static<typeof RunRequest>): Promise<{ code: 200 | 202; run: Run; location?: string }> {
+  const runs = app.services.runs
+  const { run, done } = await runs.start(userId, workflowId, body)
+  const finished = await runs.waitFor(done, app.config.RUN_REPLY_WAIT_MS)
+  if (finished) return { code: 200, run: finished }
+  const current: Run = (await runs.get(userId, workflowId, run.id).catch(() => null)) ?? run
+  return { code: 202, run: current, location: `/v1/api/workflows/${workflowId}/runs/${run.id}` }
+}
+
 export default async function runRoutes(app: App) {
   const runs = app.services.runs
-  const waitMs = app.config.RUN_REPLY_WAIT_MS
 
   app.post('/v1/api/workflows/:id/run', {
     schema: {
@@ -32,11 +44,9 @@ export default async function runRoutes(app: App) {
       },
     },
   }, async (req, reply) => {
-    const { run, done } = await runs.start(req.user.id, req.params.id, req.body ?? {})
-    const finished = await runs.waitFor(done, waitMs)
-    if (finished) return reply.code(200).send(finished)
-    const current: Run = (await runs.get(req.user.id, req.params.id, run.id).catch(() => null)) ?? run
-    return reply.code(202).header('location', `/v1/api/workflows/${req.params.id}/runs/${run.id}`).send(current)
+    const { code, run, location } = await startRunAndWait(app, req.user.id, req.params.id, req.body ?? {})
+    if (location) reply.header('location', location)
+    return reply.code(code).send(run)
   })
 
   app.get('/v1/api/workflows/:id/runs/:runId', {

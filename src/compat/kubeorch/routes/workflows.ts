@@ -22,11 +22,11 @@ import {
 import { FixBody, FixTemplateParams, NodeParams } from '../../../../schemas/diagnostics.ts'
 import { MAX_PAGE_SIZE } from '../../../../schemas/pagination.ts'
 import type { Workflow } from '../../../repositories/workflows.ts'
-import type { Run } from '../../../repositories/runs.ts'
 import type { FixType } from '../../../services/diagnostics/types.ts'
 import { withLiveStatusOf } from '../../../services/live-status.ts'
 import type { GraphNode } from '../../../services/workflow-graph.ts'
 import { serveWorkflowStream } from '../../../routes/workflows/stream.ts'
+import { startRunAndWait } from '../../../routes/workflows/run.ts'
 import { BadRequest } from '../../../errors.ts'
 import { canonicalBody, toCanonical } from '../translate.ts'
 import { uiNode } from '../node-status.ts'
@@ -61,9 +61,7 @@ async function withDetails(_req: FastifyRequest, reply: FastifyReply, payload: u
 
 export default async function workflowRoutes(app: App) {
   const service = app.services.workflows
-  const runs = app.services.runs
   const diagnostics = app.services.diagnostics
-  const runWaitMs = app.config.RUN_REPLY_WAIT_MS
 
   app.get('/workflows', {
     schema: { hide: true, querystring: WorkflowListQuery },
@@ -102,13 +100,10 @@ export default async function workflowRoutes(app: App) {
   })
 
   app.post('/workflows/:id/run', { schema: { hide: true, params: WorkflowParams, body: Type.Optional(RunRequest) } }, async (req, reply) => {
-    // The same start-and-wait as POST /v1/api/workflows/:id/run (src/routes/workflows/run.ts).
-    const { run, done } = await runs.start(req.user.id, req.params.id, req.body ?? {})
-    const finished = await runs.waitFor(done, runWaitMs)
-    const answer = (r: Run, message: string) => ({ ...r, run_id: r.id, message })
-    if (finished) return reply.code(200).send(answer(finished, `run ${finished.status}`))
-    const current: Run = (await runs.get(req.user.id, req.params.id, run.id).catch(() => null)) ?? run
-    return reply.code(202).header('location', `/v1/api/workflows/${req.params.id}/runs/${run.id}`).send(answer(current, 'run started; it goes on in the background'))
+    const { code, run, location } = await startRunAndWait(app, req.user.id, req.params.id, req.body ?? {})
+    if (location) reply.header('location', location)
+    const message = code === 200 ? `run ${run.status}` : 'run started; it goes on in the background'
+    return reply.code(code).send({ ...run, run_id: run.id, message })
   })
 
   app.post('/workflows/:id/clone', { schema: { hide: true, params: WorkflowParams, body: Type.Optional(CloneWorkflowBody) } }, async (req, reply) => (
