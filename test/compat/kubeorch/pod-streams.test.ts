@@ -225,6 +225,11 @@ t.test('a Pod opened from its Deployment\'s pods: its page says Pod with its con
   t.equal(r.spec.nodeName, pod.spec.nodeName)
   t.ok((await ui('/resources?type=Pod&hideSystem=true&limit=25&offset=0')).body.resources.some((x: Json) => x.id === pod.id), 'type=Pod lists pods')
 
+  const status = await uiStream(alice, `/resources/${pod.id}/stream`)
+  await status.until('metadata', (e) => e.length >= 1)
+  status.close()
+  t.match(JSON.parse(status.events[0].data), { id: pod.id, type: 'Pod', name: pod.name, spec: { containers: [{ name: 'web' }] } }, 'its status stream opens on the Pod')
+
   const logs = await uiStream(alice, `/resources/${pod.id}/logs/stream?follow=false&tail=5`)
   await logs.done
   t.match(JSON.parse(logs.events[0].data), { pod: pod.name, container: 'web', namespace: 'uilive', cluster: 'sim' }, 'the logs of that pod')
