@@ -1,4 +1,5 @@
-// Which pod and container a log stream or a terminal of a tracked resource reaches. The record is the
+// Which pod and container a log stream or a terminal of a tracked resource reaches: a workload's (the pod
+// asked for, or the likeliest), or a Pod record's own (a workload's pod, or one a run applied). The record is the
 // owner's alone (404 otherwise); the cluster is reached with the access the caller needs (logs: viewer,
 // a shell: deployer), so sharing a cluster as viewer never opens a shell on it.
 import type { KubeConfig } from '@kubernetes/client-node'
@@ -12,7 +13,7 @@ export type PodAccessLevel = 'viewer' | 'deployer'
 
 export interface PodTargetDeps {
   /** The owner's tracked resource (NotFound when missing or not theirs). */
-  resource: (ownerId: string, id: string) => Promise<{ id: string; kind: string; name: string; namespace: string | null; api_version: string; cluster_id: string; cluster: string }>
+  resource: (ownerId: string, id: string) => Promise<{ id: string; kind: string; name: string; namespace: string | null; api_version: string; cluster_id: string; cluster: string; status?: string; parent_id?: string | null }>
   kubeConfigFor: (userId: string, ref: string, need: PodAccessLevel) => Promise<{ kc: KubeConfig; cluster: { id: string; name: string } }>
   timeoutMs: number
 }
@@ -52,6 +53,8 @@ export class PodTargets {
   async resolve(userId: string, resourceId: string, need: PodAccessLevel, pick: { pod?: string; container?: string; initContainers?: boolean }): Promise<PodTarget> {
     const doc = await this.deps.resource(userId, resourceId)
     if (!KINDS_WITH_PODS.has(doc.kind)) throw new AppError(404, `a ${doc.kind} has no pods; logs and terminals are for ${[...KINDS_WITH_PODS].join(', ')}`)
+    // A workload's pod that went (a rollout, a scale-down) is not coming back under that name: say where its successors are.
+    if (doc.kind === 'Pod' && doc.parent_id && doc.status === 'deleted') throw new AppError(404, `pod "${doc.name}" is no longer in the cluster; GET /v1/api/resources/${doc.parent_id}/pods lists its workload's pods now`)
     const { kc, cluster } = await this.deps.kubeConfigFor(userId, doc.cluster_id, need)
     const { live, pods } = await livePods(await resourceReader(kc, this.deps.timeoutMs), doc)
     let pod: KubeObject | undefined
