@@ -26,7 +26,7 @@ export const UPLOAD_LIMITS = { fileSize: MAX_COMPOSE_BYTES, files: 1, fields: UP
 
 export default async function importRoutes(app: App) {
   const service = app.services.imports
-  // Registered here only: no other route takes multipart bodies.
+  // Registered in this scope (and in the UI adapter's import scope), not app-wide: no other route takes multipart bodies.
   await app.register(multipart, { limits: UPLOAD_LIMITS })
 
   app.post('/v1/api/import/analyze', {

@@ -163,6 +163,25 @@ t.test('create-workflow with the UI\'s body {name, clusterId, analysis} → {wor
   t.match(notMine.body, { error: /cluster_id names no cluster you may deploy to/, message: String })
 })
 
+t.test('an Ingress is drawn from its path to the Service, and still routes to it', async (t) => {
+  const res = await upload([['file', { filename: 'docker-compose.yml', content: COMPOSE }], ['ingress', 'true']])
+  t.equal(res.statusCode, 200, res.body)
+  const a = res.json().analysis
+  assertCanvasAnalysis(t, a)
+  const ingress = a.suggestedNodes.find((n: any) => n.type === 'ingress')
+  const service = a.suggestedNodes.find((n: any) => n.type === 'service' && n.data.name === 'web')
+  t.ok(ingress && service)
+  t.match(ingress.data.paths, [{ id: String, path: '/', serviceName: 'web', _linkedService: service.id }])
+  const edge = a.suggestedEdges.find((e: any) => e.source === ingress.id)
+  t.match(edge, { target: service.id, sourceHandle: ingress.data.paths[0].id, targetHandle: 'input' })
+  const created = await ui(owner, 'POST', '/import/create-workflow', { name: 'with-ingress', clusterId: 'sim', analysis: a })
+  t.equal(created.status, 201)
+  const manifests = await app.inject({ url: `/v1/api/workflows/${created.body.workflow.id}/manifests`, headers: { ...owner.headers, accept: 'application/json' } })
+  const objects = manifests.json().objects.map((o: any) => o.object)
+  const rule = objects.find((o: any) => o.kind === 'Ingress').spec.rules[0].http.paths[0]
+  t.match(rule.backend.service, { name: 'web', port: { number: 80 } }, 'the Ingress routes to the web Service')
+})
+
 t.test('Git analyze (the new-workflow page): {async, sessionId}, then the stream read as the UI reads it reaches complete', async (t) => {
   const repo = await git.addRepo('shop', { 'docker-compose.yml': COMPOSE.replace(SECRET, '${PG_PASSWORD:-x}'), 'api/Dockerfile': 'FROM alpine\n' })
   const res = await ui(owner, 'POST', '/import/analyze', { source: 'git_url', url: repo.url, branch: 'main' })
