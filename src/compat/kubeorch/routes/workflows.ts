@@ -48,9 +48,10 @@ export function archiveWarning(wf: Pick<Workflow, 'status' | 'run_count'>): stri
 // The fix's `yaml` and `mode` mean nothing to this API's fix; kept per request to check them in the handler.
 const fixRequests = new WeakMap<FastifyRequest, { yaml?: unknown; mode?: unknown }>()
 
-// The apply-fix panel shows `details` first, then `error`.
+// The apply-fix panel shows `details` first, then `error`. Not on a 401: the UI logs out before any panel
+// shows it, and every adapter route answers that one alike ({error, message}).
 async function withDetails(_req: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
-  if (reply.statusCode < 400 || typeof payload !== 'string' || !payload.startsWith('{"error":')) return payload
+  if (reply.statusCode < 400 || reply.statusCode === 401 || typeof payload !== 'string' || !payload.startsWith('{"error":')) return payload
   try {
     const body = JSON.parse(payload) as Json
     return typeof body.error === 'string' && !('details' in body) ? JSON.stringify({ ...body, details: body.error }) : payload
