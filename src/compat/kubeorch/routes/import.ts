@@ -12,7 +12,7 @@ import type { App } from '../../../app-types.ts'
 import { AnalyzeBody, ImportParams } from '../../../../schemas/import.ts'
 import { CreateWorkflowBody, SaveWorkflowBody } from '../../../../schemas/workflow.ts'
 import type { AnalysisDocument } from '../../../../schemas/import-analysis.ts'
-import { BadRequest, Unavailable } from '../../../errors.ts'
+import { AppError, BadRequest, Unavailable } from '../../../errors.ts'
 import type { Reframe } from '../../../events/sse.ts'
 import { readUpload, UPLOAD_LIMITS } from '../../../routes/import/index.ts'
 import { serveImportStream } from '../../../routes/import/stream.ts'
@@ -65,6 +65,8 @@ function analysisOf(session: ImportSession): AnalysisDocument {
   if (session.status === 'completed' && session.analysis) return JSON.parse(session.analysis.text) as AnalysisDocument
   const error = session.error ?? 'the analysis failed'
   if (error.startsWith('interrupted')) throw new Unavailable(error)
+  // A file the analysis could not finish within its budget: the worker pool's own status (JobOverrun).
+  if (error.includes('WORKER_JOB_TIMEOUT_MS')) throw new AppError(422, error)
   throw new BadRequest(error)
 }
 
