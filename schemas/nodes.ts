@@ -124,7 +124,8 @@ export const NodeDataSchemas = {
   secret: node({
     ...common,
     secretType: Type.Optional(Type.String({ title: 'Secret type', default: 'Opaque' })),
-    keys: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { title: 'Keys', description: 'key names; values are supplied at run time and never stored' })),
+    // The KubeOrch canvas keeps its key list as {id, name} rows; either form names the same key.
+    keys: Type.Optional(Type.Array(Type.Union([Type.String({ minLength: 1 }), Type.Object({ name: Type.String({ minLength: 1 }) }, { additionalProperties: true })]), { title: 'Keys', description: 'key names (or {name} rows); values are supplied at run time and never stored' })),
     mountPath: Type.Optional(Type.String({ title: 'Mount path', description: 'mount as files here in connected workloads (instead of environment)', minLength: 1 })),
   }),
   persistentvolumeclaim: node({

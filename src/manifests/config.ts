@@ -26,7 +26,7 @@ export const configmap: Builder = (input) => {
 
 export const secret: Builder = (input) => {
   const { node, report, ctx } = input
-  const declared = (node.data.keys as string[] | undefined) ?? []
+  const declared = ((node.data.keys as Array<string | { name: string }> | undefined) ?? []).map((k) => typeof k === 'string' ? k : k.name)
   const supplied = ctx.secrets?.[node.id] ?? {}
   const keys = [...new Set([...declared, ...Object.keys(supplied)])]
   for (const p of keyProblems(keys, 'keys')) report.error(p)

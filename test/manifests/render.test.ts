@@ -61,6 +61,15 @@ t.test('a run (revealSecrets) sends the values, base64-encoded, and a declared k
   t.match(r.diagnostics, [{ node_id: 's', severity: 'error', message: /^keys: no value supplied for "PASSWORD"/ }])
 })
 
+t.test('secret keys kept as the KubeOrch canvas keeps them ({id, name} rows) name the same keys as plain strings', async (t) => {
+  const canvas = { nodes: [node('s', 'secret', { name: 's', keys: [{ id: 'k1', name: 'PASSWORD' }, 'TOKEN'] })], edges: [] }
+  const r = await renderWorkflow(canvas, ctx({ revealSecrets: true, secrets: { s: { PASSWORD: 'hunter2', TOKEN: 't' } } }))
+  t.same(r.diagnostics, [])
+  t.same(r.objects[0].object.data, { PASSWORD: Buffer.from('hunter2').toString('base64'), TOKEN: Buffer.from('t').toString('base64') })
+  const missing = await renderWorkflow(canvas, ctx({ revealSecrets: true, secrets: { s: { TOKEN: 't' } } }))
+  t.match(missing.diagnostics, [{ node_id: 's', severity: 'error', message: /^keys: no value supplied for "PASSWORD"/ }], 'a row without a value is refused like a string key')
+})
+
 t.test('run-time envVars add container env, override the workflow\'s, and are masked in a preview', async (t) => {
   const canvas = { nodes: [node('w', 'deployment', { name: 'w', image: 'nginx', env: [{ name: 'MODE', value: 'dev' }, { name: 'KEEP', value: 'k' }] })], edges: [] }
   const envOf = (r: Awaited<ReturnType<typeof renderWorkflow>>) => (r.objects[0].object.spec as any).template.spec.containers[0].env
