@@ -94,6 +94,8 @@ t.test('Start build with the UI\'s body (OBSERVED 19) on the default cluster; th
   t.equal(got.status, 200)
   assertUiBuild(t, got.body.build)
   t.match(got.body.build, { status: 'completed', progress: 100, imageDigest: digest, finalImageRef: `${f.registry.host}/ada/app:v1@${digest}` })
+  t.equal(got.body.build.duration, Date.parse(got.body.build.finished_at) - Date.parse(got.body.build.started_at), 'the page shows a finished build\'s duration (ms)')
+  t.ok(got.body.build.duration >= 0)
   const after = (await f.call(f.owner, 'GET', `/v1/api/workflows/${wf.body.id}`)).body
   t.equal(after.nodes.find((n: any) => n.id === 'deployment-app').data.image, `${f.registry.host}/ada/app:v1@${digest}`, 'the waiting node got the image')
   t.same(after.nodes.find((n: any) => n.id === 'deployment-web'), other, 'the other node is untouched')

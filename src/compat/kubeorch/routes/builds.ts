@@ -19,6 +19,13 @@ const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null 
 /** The pinned reference the build page shows once the registry confirmed the push. */
 const finalRef = (ref: unknown, digest: unknown) => (typeof ref === 'string' && typeof digest === 'string' ? `${ref}@${digest}` : undefined)
 
+/** Milliseconds from start to finish, which the build page shows for a finished build. */
+function durationMs(started: unknown, finished: unknown): number | undefined {
+  if (typeof started !== 'string' || typeof finished !== 'string') return undefined
+  const ms = Date.parse(finished) - Date.parse(started)
+  return Number.isFinite(ms) && ms >= 0 ? ms : undefined
+}
+
 /**
  * A build as the UI reads it (its `Build` type): ours with camelCase aliases, plus its own names. This
  * service builds from a Dockerfile with BuildKit, never with Nixpacks, hence `useNixpacks: false`.
@@ -30,6 +37,7 @@ export function uiBuild(build: Build | Json): Json {
     repoUrl: b.repo_url, branch: b.branch ?? '', commitSha: b.commit ?? undefined, buildContext: b.context_dir, buildArgs: b.build_args,
     useNixpacks: false, currentStage: b.phase ?? '', finalImageRef: b.status === 'completed' ? finalRef(b.image_ref, b.image_digest) : undefined,
     errorMessage: b.error ?? undefined, errorStage: b.status === 'failed' ? (b.phase ?? undefined) : undefined, completedAt: b.finished_at ?? undefined,
+    duration: durationMs(b.started_at, b.finished_at),
   }
 }
 
