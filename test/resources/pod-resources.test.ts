@@ -142,7 +142,7 @@ t.test('scaled to 1 with kubectl: the pod that went is marked deleted (and due t
   t.same(live.items.map((p: { metadata: { name: string } }) => p.metadata.name), [after.find((p) => p.status === 'running')!.name], 'the running record is the pod left')
   const logs = await fetch(`${base}/v1/api/resources/${gone.id}/logs/stream?follow=false`, { headers: { authorization: `Bearer ${owner.token}` } })
   t.equal(logs.status, 404, 'the pod that went has no logs')
-  t.match((await logs.json()).error, `/v1/api/resources/${web.id}/pods`, 'and the answer says where its workload\'s pods are')
+  t.match(((await logs.json()) as { error: string }).error, `/v1/api/resources/${web.id}/pods`, 'and the answer says where its workload\'s pods are')
 })
 
 t.test('pod events that change nothing the record shows do not reach the database', async (t) => {
