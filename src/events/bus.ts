@@ -29,6 +29,14 @@ export interface BusEvents {
     owner_id: string; workflow_id: string; resource_id: string; node_id: string; kind: string; name: string; namespace: string | null
     old_status: string; new_status: string; message: string; counters: Record<string, number | string | null>
   }
+  /**
+   * A workload's pod record (kind Pod, parent_id) changed what it shows. Only its own resource stream hears
+   * of it: the node, the workflow stream and notifications follow the workload (`resource.status`).
+   */
+  'pod.status': {
+    owner_id: string; workflow_id: string; resource_id: string; node_id: string; name: string; namespace: string | null
+    old_status: string; new_status: string; message: string; ready: string | null; counters: Record<string, number | string | null>
+  }
   /** A workflow's watches finished their initial list (start or resync): every watched node's status. */
   'workflow.synced': { owner_id: string; workflow_id: string; nodes: Array<{ node_id: string; status: unknown }> }
   'stats.updated': { owner_id: string }

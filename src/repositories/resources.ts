@@ -51,6 +51,8 @@ export interface ResourceFilter {
 }
 export interface UserFields { is_favorite?: boolean; user_tags?: string[]; user_notes?: string }
 export interface ObserveCounts { created: number; updated: number; deleted: number }
+/** What an observation is about to write over an existing record's status fields (the pod watchers publish it). */
+export type ObservedStatus = Pick<ResourceDoc, 'status' | 'status_message' | 'ready' | 'counters'>
 
 export const toResource = ({ _id, created_at, updated_at, last_seen_at, expires_at: _expires, parent_id, ...rest }: ResourceDoc): TrackedResource => ({
   id: _id, ...rest, parent_id: parent_id ?? null, created_at: created_at.toISOString(), updated_at: updated_at.toISOString(), last_seen_at: last_seen_at ? last_seen_at.toISOString() : null,
@@ -110,7 +112,7 @@ export class ResourceRepository {
    * missing) to part of the cluster; `onlyChanged` writes only records whose shown fields changed (the pod
    * watchers: a crash loop must not write every pod at every event).
    */
-  async observe(ownerId: string, clusterId: string, observed: ObservedResource[], opts: { missingAreDeleted?: (doc: ResourceDoc) => boolean; keepWatchedStatus?: (o: ResourceKey) => boolean; scope?: Filter<ResourceDoc>; onlyChanged?: boolean } = {}): Promise<ObserveCounts> {
+  async observe(ownerId: string, clusterId: string, observed: ObservedResource[], opts: { missingAreDeleted?: (doc: ResourceDoc) => boolean; keepWatchedStatus?: (o: ResourceKey) => boolean; scope?: Filter<ResourceDoc>; onlyChanged?: boolean; rewritten?: (doc: ResourceDoc, next: ObservedStatus) => void } = {}): Promise<ObserveCounts> {
     const at = this.now()
     const existing = new Map((await this.c.find({ ...opts.scope, owner_id: ownerId, cluster_id: clusterId }).toArray()).map((d) => [keyOf(d), d]))
     const counts: ObserveCounts = { created: 0, updated: 0, deleted: 0 }
@@ -130,6 +132,7 @@ export class ResourceRepository {
       if (!doc) counts.created++
       else if (changed) counts.updated++
       if (!changed && opts.onlyChanged) continue
+      if (doc && changed) opts.rewritten?.(doc, o)
       const { namespace, kind, name, containers, parent_id, ...fields } = o
       // A pod back in the cluster (or re-parented) is no longer due to expire.
       const revived = doc?.expires_at !== undefined && o.status !== 'deleted'
@@ -150,6 +153,7 @@ export class ResourceRepository {
       for (const [key, doc] of existing) {
         if (seen.has(key) || doc.status === 'deleted' || !opts.missingAreDeleted(doc)) continue
         counts.deleted++
+        opts.rewritten?.(doc, { ...DELETED, counters: doc.counters })
         if (doc.parent_id) ops.push({ updateOne: { filter: { _id: doc._id, owner_id: ownerId }, update: { $set: this.deletedPod(at) } } })
         else {
           ops.push({ updateOne: { filter: { _id: doc._id, owner_id: ownerId }, update: { $set: { ...DELETED, updated_at: at } } } })

@@ -12,6 +12,11 @@
 // signatures moved reaches the database, and there `observe` writes only the records whose fields changed.
 // A crash loop thus writes its pod once per restart (the restart count is shown), not at every event.
 //
+// Live status: a record whose status, ready count, counters or message condition a flush rewrote is
+// announced as `pod.status` once the write landed (its own resource stream shows it). Not `resource.status`:
+// the node, the workflow stream and notifications follow the workload, whose status already says what its
+// pods mean.
+//
 // Gone: a pod that leaves the cache while its workload is followed, or whose workload was deleted, is
 // marked `deleted` (as any resource the watch sees go; the record expires an hour later, see the
 // repository). A workload that stops being followed while it exists (workflow archived or deleted, cluster
@@ -19,7 +24,8 @@
 import type { KubeObject } from '../manifests/types.ts'
 import { deriveStatus, messageKey } from '../kube/status/index.ts'
 import { matchesSelector, podSelectorOf, type LabelSelector } from '../kube/status/selector.ts'
-import type { ObservedResource, ResourceRepository } from '../repositories/resources.ts'
+import type { ObservedResource, ObservedStatus, ResourceDoc, ResourceRepository } from '../repositories/resources.ts'
+import type { EventBus } from '../events/bus.ts'
 
 /** Kinds whose pods become records, best parent first. */
 export const PARENT_RANK = ['CronJob', 'Deployment', 'StatefulSet', 'DaemonSet', 'Job', 'ReplicaSet'] as const
@@ -45,6 +51,8 @@ export interface ScopeView {
 export interface PodRecordsDeps {
   resources: Pick<ResourceRepository, 'observe' | 'removePods'>
   log?: { error(obj: object, msg: string): void }
+  /** Where a record's change of shown status is announced (`pod.status`). */
+  bus?: Pick<EventBus, 'emit'>
 }
 
 interface Scope {
@@ -88,6 +96,11 @@ const signature = (r: ObservedResource): string => JSON.stringify([
   r.parent_id, r.workflow_id, r.node_id, r.uid, r.status, messageKey(r.status_message), r.ready,
   Object.entries(r.counters).sort(), r.containers, Object.entries(r.labels).sort(),
 ])
+
+/** Whether a rewrite changes what the record's status shows (a message's ticking numbers do not: messageKey). */
+const statusMoved = (doc: ResourceDoc, next: ObservedStatus): boolean => doc.status !== next.status || doc.ready !== next.ready
+  || messageKey(doc.status_message) !== messageKey(next.status_message)
+  || JSON.stringify(Object.entries(doc.counters ?? {}).sort()) !== JSON.stringify(Object.entries(next.counters ?? {}).sort())
 
 const scopeKey = (clusterId: string, namespace: string) => `${clusterId}\n${namespace}`
 
@@ -169,18 +182,34 @@ export class PodRecords {
       const signatures = new Map([...records].map(([name, r]) => [name, signature(r)]))
       const same = known !== undefined && known.size === signatures.size && [...signatures].every(([name, sig]) => known.get(name) === sig)
       if (same) { this.stats.skipped++; continue }
+      const moved: Array<{ doc: ResourceDoc; next: ObservedStatus }> = []
       try {
         // Every child pod record of the owner in this namespace not observed now is gone.
         await this.deps.resources.observe(owner, s.clusterId, [...records.values()], {
           scope: { namespace: s.namespace, kind: 'Pod', parent_id: { $type: 'string' } }, onlyChanged: true, missingAreDeleted: () => true,
+          rewritten: (doc, next) => { if (statusMoved(doc, next)) moved.push({ doc, next }) },
         })
         this.stats.observed++
+        this.announce(moved)
         if (followed.has(owner)) s.known.set(owner, signatures)
         else s.known.delete(owner)
       } catch (err) {
         this.deps.log?.error({ err: { message: String((err as Error)?.message ?? err) } }, 'pods: storing the pod records failed')
         // Compared with the database again on the next event.
         s.known.delete(owner)
+      }
+    }
+  }
+
+  private announce(moved: Array<{ doc: ResourceDoc; next: ObservedStatus }>): void {
+    for (const { doc, next } of moved) {
+      try {
+        this.deps.bus?.emit('pod.status', {
+          owner_id: doc.owner_id, workflow_id: doc.workflow_id, resource_id: doc._id, node_id: doc.node_id, name: doc.name, namespace: doc.namespace,
+          old_status: doc.status, new_status: next.status, message: next.status_message, ready: next.ready, counters: next.counters ?? {},
+        })
+      } catch (err) {
+        this.deps.log?.error({ resource_id: doc._id, err: { message: String((err as Error)?.message ?? err) } }, 'pods: a pod.status listener failed')
       }
     }
   }

@@ -3,7 +3,8 @@
 // workloads also follow their namespace's pods, so a crash-looping pod turns its Deployment `failed` with the
 // pod's reason. On each event the status is derived again; only when it changed is it stored (the tracked
 // resource, and the node's `data._status` in the workflow by a targeted update) and published once as
-// `resource.status`.
+// `resource.status`. The first status derived for a node's objects is stored on the node even when it matches
+// the record (a ConfigMap is `running` from the start and never changes): once per node, see storeFirst.
 //
 // What counts as a change: the status, the ready count ("1/3" → "2/3": the canvas shows it, and a scale to
 // zero is a running → running move otherwise invisible), or the condition the message describes (a stale
@@ -21,7 +22,8 @@
 //
 // The same pod streams make the workloads' pods tracked resources of their own (pod-records.ts). Those are
 // not announced as `resource.status`: the workload's status already carries what its pods mean for the
-// node, its stream and its notifications, and a crash-looping pod must not add to them.
+// node, its stream and its notifications, and a crash-looping pod must not add to them. They are announced
+// as `pod.status`, which only the pod record's own resource stream carries.
 import type { KubeConfig } from '@kubernetes/client-node'
 import type { EventBus } from '../events/bus.ts'
 import { WatchHub, type StreamKey, type WatchEventType, type ReconnectInfo } from '../kube/watch-hub.ts'
@@ -70,6 +72,8 @@ interface Watched {
   chain: Promise<void>
   pending: number
   lastWriteAt: number
+  /** Its status has been derived at least once since it is followed. */
+  seen: boolean
 }
 
 /** What a run's wait is told: the object's latest derived status, or that it is not (or no longer) followed. */
@@ -119,7 +123,7 @@ export class ResourceWatchService {
   private closed = false
 
   constructor(private readonly deps: ResourceWatchDeps) {
-    this.pods = new PodRecords({ resources: deps.resources, log: deps.log })
+    this.pods = new PodRecords({ resources: deps.resources, log: deps.log, bus: deps.bus })
     this.hub = new WatchHub({
       labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY}`,
       backoff: deps.backoff,
@@ -307,7 +311,7 @@ export class ResourceWatchService {
       id: d._id, owner_id: d.owner_id, workflow_id: d.workflow_id, node_id: d.node_id, cluster_id: d.cluster_id, cluster: d.cluster,
       api_version: d.api_version, kind: d.kind, name: d.name, namespace: d.namespace,
       status: d.status, message: d.status_message, ready: d.ready, counters: d.counters ?? {},
-      key, off: [], chain: Promise.resolve(), pending: 0, lastWriteAt: d.updated_at.getTime(),
+      key, off: [], chain: Promise.resolve(), pending: 0, lastWriteAt: d.updated_at.getTime(), seen: false,
     }
     this.watched.set(w.id, w)
     if (w.kind !== 'Namespace') this.nodesWithOwnObjects.add(`${wfKey(w.owner_id, w.workflow_id)}\n${w.node_id}`)
@@ -452,11 +456,16 @@ export class ResourceWatchService {
   }
 
   private change(w: Watched, d: DerivedStatus): void {
-    if (d.status === w.status && d.ready === w.ready && messageKey(d.message) === messageKey(w.message)) return
+    const first = !w.seen
+    w.seen = true
+    const incidental = this.incidental(w)
+    if (d.status === w.status && d.ready === w.ready && messageKey(d.message) === messageKey(w.message)) {
+      if (first && !incidental) this.storeFirst(w)
+      return
+    }
     const old = w.status
     Object.assign(w, { status: d.status, message: d.message, ready: d.ready, counters: d.counters })
     w.pending++
-    const incidental = w.kind === 'Namespace' && this.nodesWithOwnObjects.has(`${wfKey(w.owner_id, w.workflow_id)}\n${w.node_id}`)
     const nodeStatus = incidental ? null : this.nodeStatus(w.owner_id, w.workflow_id, w.node_id, w)
     w.chain = w.chain.then(async () => {
       try {
@@ -475,6 +484,31 @@ export class ResourceWatchService {
         })
       } catch (err) {
         this.deps.log?.error({ resource_id: w.id, err: { message: String((err as Error)?.message ?? err) } }, 'watch: a resource.status listener failed')
+      }
+    })
+  }
+
+  /** A namespace a run created for a node's other objects: it does not speak for the node. */
+  private incidental(w: Watched): boolean {
+    return w.kind === 'Namespace' && this.nodesWithOwnObjects.has(`${wfKey(w.owner_id, w.workflow_id)}\n${w.node_id}`)
+  }
+
+  /**
+   * The first status derived for an object that matches its record (a ConfigMap or a Service is `running`
+   * from the start and may never change): the node's `_status` is stored unless another of the node's
+   * objects has been seen already (its first status or a change stored it). So once per node and start,
+   * never per event; the rule of which object speaks for the node is nodeStatus's, as for a change.
+   */
+  private storeFirst(w: Watched): void {
+    for (const x of this.watched.values()) {
+      if (x !== w && x.seen && x.owner_id === w.owner_id && x.workflow_id === w.workflow_id && x.node_id === w.node_id && !this.incidental(x)) return
+    }
+    const nodeStatus = this.nodeStatus(w.owner_id, w.workflow_id, w.node_id, w)
+    w.chain = w.chain.then(async () => {
+      try {
+        await this.deps.workflows.setNodeStatus(w.owner_id, w.workflow_id, w.node_id, nodeStatus)
+      } catch (err) {
+        this.deps.log?.error({ resource_id: w.id, err: { message: String((err as Error)?.message ?? err) } }, 'watch: storing a node\'s first status failed')
       }
     })
   }

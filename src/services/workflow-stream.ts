@@ -5,6 +5,8 @@
 //   resource.status  → node_update + status_change on workflow:<id> and resource:<id>; node_update carries
 //                      the node's status as stored (a node may render several objects: its worst one),
 //                      so it always agrees with the next `metadata`
+//   pod.status       → node_update (the pod's own status) + status_change on resource:<id> only: a workload's
+//                      pod record is not its node, which follows the workload
 //   workflow.synced  → workflow_sync on workflow:<id>           (a watch's initial list: start or resync)
 //   cluster.status   → error on resource:<id> of each open resource stream on a cluster that became unreachable
 //   workflow.deleted → error on workflow:<id>                  (nothing more will come)
@@ -99,6 +101,7 @@ export class WorkflowStreamPublisher {
       bus.on('run.object', (e) => this.runObject(e)),
       bus.on('run.finished', (e) => this.runFinished(e)),
       bus.on('resource.status', (e) => this.resourceStatus(e)),
+      bus.on('pod.status', (e) => this.podStatus(e)),
       bus.on('workflow.synced', (e) => this.synced(e)),
       bus.on('cluster.status', (e) => this.clusterStatus(e)),
       bus.on('workflow.deleted', (e) => this.deps.hub.publish(workflowKey(e.workflow_id), 'error', { error: 'the workflow was deleted' })),
@@ -191,6 +194,17 @@ export class WorkflowStreamPublisher {
         if (e.old_status !== e.new_status) this.deps.hub.publish(key, 'status_change', change)
       }
     })
+  }
+
+  private podStatus(e: BusEvents['pod.status']): void {
+    const key = resourceKey(e.resource_id)
+    this.deps.hub.publish(key, 'node_update', { node_id: e.node_id, kind: 'Pod', status: trackedStatus({ status: e.new_status, status_message: e.message, ready: e.ready, counters: e.counters }) })
+    if (e.old_status !== e.new_status) {
+      this.deps.hub.publish(key, 'status_change', {
+        resource_id: e.resource_id, node_id: e.node_id, kind: 'Pod', name: e.name, namespace: e.namespace,
+        old_status: e.old_status, new_status: e.new_status, message: e.message,
+      })
+    }
   }
 
   /** Watcher events of a workflow are published in bus order, although reading the node's status takes a moment. */
