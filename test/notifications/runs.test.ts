@@ -6,19 +6,13 @@ import t from 'tap'
 import { runFixture, node } from '../runs/fixture.ts'
 import type { BusEvents } from '../../src/events/bus.ts'
 import type { Notification } from '../../src/repositories/notifications.ts'
+import { nextBusEvent } from '../helpers/bus.ts'
 
 const f = await runFixture(t, { RUN_READY_TIMEOUT_MS: 30_000 }, { timing: { podStartMs: 200, podReadyMs: 200, crashBackoffMs: 500 } })
 t.setTimeout(120_000)
 const { app, owner, call } = f
 
-/** The next bus event matching `pred`, or a failure naming what was awaited after `ms`. */
-function next<E extends keyof BusEvents>(event: E, what: string, pred: (e: BusEvents[E]) => boolean, ms = 20_000): Promise<BusEvents[E]> {
-  let timer: NodeJS.Timeout | undefined
-  return Promise.race([
-    app.bus.next(event, pred).finally(() => clearTimeout(timer)),
-    new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), ms) }),
-  ])
-}
+const next = <E extends keyof BusEvents>(event: E, what: string, pred: (e: BusEvents[E]) => boolean, ms?: number) => nextBusEvent(app, event, what, pred, ms)
 const notified = (type: string) => next('notification.created', type, (e) => e.owner_id === owner.user.id && e.type === type)
 
 async function all(): Promise<Notification[]> {

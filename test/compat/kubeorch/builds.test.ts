@@ -6,6 +6,7 @@ import t, { type Test } from 'tap'
 import { buildFixture, terminal } from '../../builds/fixture.ts'
 import { registerUser } from '../../helpers/auth.ts'
 import { openStream, type SseStream } from '../../streams/sse-client.ts'
+import { uiJsonEventsOf as asTheUiParses } from './ui-stream.ts'
 
 const f = await buildFixture(t)
 const K = '/kubeorch/v1/api'
@@ -16,18 +17,6 @@ async function ui(token: string, method: 'GET' | 'POST', url: string, payload?: 
   return { status: res.statusCode, body: res.body ? res.json() : undefined }
 }
 const uiStream = (id: string, token = f.owner.token) => openStream(f.base, `${K}/builds/${id}/stream`, { authorization: `Bearer ${token}`, accept: 'text/event-stream' })
-
-/** The events as the UI's hook parses them from the bytes on the wire. */
-function asTheUiParses(raw: string): Array<{ type: string; data: any }> {
-  const out: Array<{ type: string; data: any }> = []
-  for (const block of raw.split('\n\n')) {
-    if (!block.trim()) continue
-    const event = block.match(/^event:\s*(.+)$/m)
-    const data = block.match(/^data:\s*(.+)$/m)
-    if (event && data) out.push({ type: event[1], data: JSON.parse(data[1]) })
-  }
-  return out
-}
 
 function assertUiBuild(t: Test, b: any) {
   for (const key of ['id', 'repoUrl', 'branch', 'buildContext', 'registryId', 'imageName', 'imageTag', 'currentStage', 'createdAt']) t.type(b[key], 'string', `build.${key} is a string`)

@@ -11,6 +11,7 @@ import { startGitServer } from '../../helpers/git-server.ts'
 import { listen, openStream } from '../../streams/sse-client.ts'
 import { multipart } from '../../import/fixture.ts'
 import { MAX_COMPOSE_BYTES } from '../../../schemas/import-analysis.ts'
+import { uiJsonEventsOf as asTheUiParses } from './ui-stream.ts'
 
 const sim = await startTestCluster(t)
 const git = await startGitServer()
@@ -50,18 +51,6 @@ const upload = (parts: Parameters<typeof multipart>[0], who = owner) => {
 async function ui(who: typeof owner, method: 'GET' | 'POST', url: string, payload?: object) {
   const res = await app.inject({ method, url: `${K}${url}`, headers: who.headers, ...(payload && { payload }) })
   return { status: res.statusCode, body: res.body ? res.json() : undefined }
-}
-
-/** The events as the UI's hook parses them from the bytes on the wire. */
-function asTheUiParses(raw: string): Array<{ type: string; data: any }> {
-  const out: Array<{ type: string; data: any }> = []
-  for (const block of raw.split('\n\n')) {
-    if (!block.trim()) continue
-    const event = block.match(/^event:\s*(.+)$/m)
-    const data = block.match(/^data:\s*(.+)$/m)
-    if (event && data) out.push({ type: event[1], data: JSON.parse(data[1]) })
-  }
-  return out
 }
 
 /** What the canvas needs of an analysis (CONTRACT §2.9, §3): nodes it can render, edges between them. */

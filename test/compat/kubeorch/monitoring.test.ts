@@ -6,6 +6,7 @@ import t from 'tap'
 import { runFixture, node } from '../../runs/fixture.ts'
 import { registerUser, type TestUser } from '../../helpers/auth.ts'
 import type { BusEvents } from '../../../src/events/bus.ts'
+import { nextBusEvent } from '../../helpers/bus.ts'
 
 const f = await runFixture(t, { RUN_READY_TIMEOUT_MS: 20_000 }, { timing: { podStartMs: 100, podReadyMs: 100 } })
 const { app, owner } = f
@@ -17,13 +18,7 @@ async function ui(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', url: stri
   return { status: res.statusCode, body: res.body ? res.json() : undefined }
 }
 
-function next<E extends keyof BusEvents>(event: E, what: string, pred: (e: BusEvents[E]) => boolean, ms = 20_000): Promise<BusEvents[E]> {
-  let timer: NodeJS.Timeout | undefined
-  return Promise.race([
-    app.bus.next(event, pred).finally(() => clearTimeout(timer)),
-    new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), ms) }),
-  ])
-}
+const next = <E extends keyof BusEvents>(event: E, what: string, pred: (e: BusEvents[E]) => boolean, ms?: number) => nextBusEvent(app, event, what, pred, ms)
 
 // A real run, so there are tracked resources and pods requesting CPU and memory.
 const wf = await f.workflow({ nodes: [node('n-web', 'deployment', { name: 'web', namespace: 'shop', image: 'nginx:1.27', port: 8080, replicas: 2, resources: { requests: { cpu: '250m', memory: '64Mi' } } })], edges: [] }, 'shop')

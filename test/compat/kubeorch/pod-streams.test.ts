@@ -8,6 +8,7 @@ import WebSocket from 'ws'
 import { runFixture, node, edge, TRIGGER } from '../../runs/fixture.ts'
 import { registerUser, type TestUser } from '../../helpers/auth.ts'
 import { waitFor } from '../../kube-sim/test-helpers.ts'
+import { openUiStream } from './ui-stream.ts'
 import { podLogReframe, resourceStreamReframe, terminalEncoder } from '../../../src/compat/kubeorch/pod-streams.ts'
 import { reframedFrame } from '../../../src/events/sse.ts'
 
@@ -34,45 +35,8 @@ if (ran.body?.status !== 'completed') throw new Error(`run: ${ran.status} ${JSON
 const tracked = (await call(alice, 'GET', `/v1/api/resources?workflow_id=${wfId}&kind=Deployment`)).body.resources as Json[]
 const webId = tracked[0].id as string
 
-interface UiEvent { type: string; data: string }
-
-/**
- * An SSE reader with the UI's own rules (useLogStream, useResourceStatusStream): fetch with the bearer and
- * Accept headers, split on "\n\n", an event counts only with both an `event:` and a `data:` line, and only
- * the first `data:` line is read. The payload is kept as text; each test parses it as the UI would.
- */
-async function uiStream(u: TestUser, path: string) {
-  const ac = new AbortController()
-  const res = await fetch(`${base}${path}`, { headers: { Authorization: `Bearer ${u.token}`, Accept: 'text/event-stream' }, signal: ac.signal })
-  const events: UiEvent[] = []
-  let rawText = ''
-  const done = (async () => {
-    if (!res.ok || !res.body) return
-    const decoder = new TextDecoder()
-    let buffer = ''
-    try {
-      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-        const text = decoder.decode(chunk, { stream: true })
-        rawText += text
-        buffer += text
-        const blocks = buffer.split('\n\n')
-        buffer = blocks.pop() || ''
-        for (const block of blocks) {
-          if (!block.trim()) continue
-          const eventMatch = block.match(/^event:\s*(.+)$/m)
-          const dataMatch = block.match(/^data:\s*(.+)$/m)
-          if (eventMatch && dataMatch) events.push({ type: eventMatch[1], data: dataMatch[1] })
-        }
-      }
-    } catch { /* left by the test */ }
-  })()
-  return {
-    status: res.status, events, done, raw: () => rawText,
-    body: (res.ok ? undefined : await res.json()) as Json | undefined,
-    until: (what: string, pred: (e: UiEvent[]) => boolean, ms = 15_000) => waitFor(what, () => pred(events) && events, ms),
-    close: () => ac.abort(),
-  }
-}
+/** The UI's reader (CONTRACT.md §4) on an adapter path; payloads stay text, parsed by each test as the UI would. */
+const uiStream = (u: TestUser, path: string) => openUiStream(`${base}${path}`, u.token)
 
 /** The UI's log line parsing (useLogStream): the first whitespace splits timestamp and message. */
 const parseLog = (data: string) => { const m = data.match(/^(\S+)\s+(.*)$/); return { timestamp: m?.[1] || '', message: m?.[2] || data } }

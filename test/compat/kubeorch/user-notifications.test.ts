@@ -8,9 +8,11 @@ import { runFixture, node } from '../../runs/fixture.ts'
 import { registerUser, type TestUser } from '../../helpers/auth.ts'
 import { listen } from '../../streams/sse-client.ts'
 import { waitFor } from '../../kube-sim/test-helpers.ts'
+import { openUiStream, type UiEvent } from './ui-stream.ts'
 import type { BusEvents } from '../../../src/events/bus.ts'
 import { NOTIFICATION_TYPES } from '../../../schemas/notifications.ts'
 import { toUiNotification, uiLink } from '../../../src/compat/kubeorch/routes/user-notifications.ts'
+import { nextBusEvent } from '../../helpers/bus.ts'
 
 const UI_TYPES = ['workflow_deployed', 'workflow_failed', 'build_completed', 'build_failed', 'resource_warning', 'system']
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/
@@ -28,60 +30,11 @@ async function ui(user: TestUser, method: 'GET' | 'PATCH' | 'POST', url: string)
   return { status: res.statusCode, body: res.body ? res.json() : undefined }
 }
 
-/** The next bus event matching `pred`, bounded. */
-function next<E extends keyof BusEvents>(event: E, what: string, pred: (e: BusEvents[E]) => boolean, ms = 20_000): Promise<BusEvents[E]> {
-  let timer: NodeJS.Timeout | undefined
-  return Promise.race([
-    app.bus.next(event, pred).finally(() => clearTimeout(timer)),
-    new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), ms) }),
-  ])
-}
+const next = <E extends keyof BusEvents>(event: E, what: string, pred: (e: BusEvents[E]) => boolean, ms?: number) => nextBusEvent(app, event, what, pred, ms)
 
-interface UiEvent { type: string; data: any } // eslint-disable-line @typescript-eslint/no-explicit-any
-
-/**
- * The UI's stream reader (CONTRACT.md §4): fetch with Bearer and Accept, blocks split on "\n\n" (LF only),
- * an event only with both an `event:` line and a non-empty `data:` line, only the first `data:` line read,
- * JSON.parse'd; comments and id/retry ignored. The raw text is kept to see the heartbeats.
- */
-async function openUiStream(user: TestUser) {
-  const ac = new AbortController()
-  const res = await fetch(`${base}${PREFIX}/user-notifications/stream`, {
-    headers: { Authorization: `Bearer ${user.token}`, Accept: 'text/event-stream' }, signal: ac.signal,
-  })
-  const events: UiEvent[] = []
-  let raw = ''
-  let ended = false
-  const reading = (async () => {
-    if (!res.ok || !res.body) return
-    const reader = res.body.getReader()
-    const decoder = new TextDecoder()
-    let buffer = ''
-    try {
-      for (;;) {
-        const { done, value } = await reader.read()
-        if (done) break
-        const text = decoder.decode(value, { stream: true })
-        raw += text
-        buffer += text
-        const blocks = buffer.split('\n\n')
-        buffer = blocks.pop() ?? ''
-        for (const block of blocks) {
-          const type = block.match(/^event:\s*(.+)$/m)?.[1]
-          const data = block.match(/^data:\s*(.+)$/m)?.[1]
-          if (type && data) events.push({ type, data: JSON.parse(data) })
-        }
-      }
-    } catch { /* aborted by close() */ } finally { ended = true }
-  })()
-  return {
-    res, events,
-    raw: () => raw,
-    get ended() { return ended },
-    until: (what: string, pred: (e: UiEvent[]) => boolean, ms = 20_000) => waitFor(what, () => (pred(events) ? events : null), ms, 5),
-    close: async () => { ac.abort(); await reading },
-  }
-}
+/** The UI's reader (CONTRACT.md §4) on the notification stream; its payloads are JSON. */
+const openUiNotifications = (user: TestUser) => openUiStream(`${base}${PREFIX}/user-notifications/stream`, user.token)
+const parsed = (events: UiEvent[]) => events.map((e) => ({ type: e.type, data: JSON.parse(e.data) }))
 
 function assertUiNotification(t: Test, n: Record<string, unknown>) {
   t.type(n.id, 'string')
@@ -103,10 +56,10 @@ t.test('a new user: the top bar\'s list is a 200 with an empty notifications arr
 })
 
 t.test('the stream stays open on : ping heartbeats and carries a real failed run as new_notification', async (t) => {
-  const stream = await openUiStream(owner)
+  const stream = await openUiNotifications(owner)
   t.teardown(() => stream.close())
-  t.equal(stream.res.status, 200)
-  t.match(stream.res.headers.get('content-type'), /^text\/event-stream/)
+  t.equal(stream.status, 200)
+  t.match(stream.headers.get('content-type'), /^text\/event-stream/)
   await waitFor('two heartbeats', () => (stream.raw().split(': ping\n\n').length > 2 ? true : null), 5_000, 5)
   t.notOk(stream.ended, 'still open after its heartbeats')
   t.notOk(stream.raw().includes('\r'), 'LF only')
@@ -118,7 +71,7 @@ t.test('the stream stays open on : ping heartbeats and carries a real failed run
   t.ok(run.statusCode === 200 || run.statusCode === 202, `run started (${run.statusCode})`)
   await failed
 
-  const events = await stream.until('the failed run', (e) => e.some((x) => x.data.type === 'workflow_failed'))
+  const events = parsed(await stream.until('the failed run', (e) => parsed(e).some((x) => x.data.type === 'workflow_failed')))
   const n = events.find((x) => x.data.type === 'workflow_failed')!
   t.equal(n.type, 'new_notification', 'the only event name the UI handles')
   assertUiNotification(t, n.data)
