@@ -71,11 +71,11 @@ export const workflowStreamDoc = {
 export const resourceStreamDoc = {
   description: [
     FRAMES,
-    'Events: `metadata` (the tracked resource), `node_update` (its node\'s status), `status_change` (its status changed in the cluster), `error` (its cluster became unreachable: statuses may be stale until it answers again).',
+    'Events: `metadata` (the tracked resource), `node_update` (its node\'s status; for a workload\'s Pod record, the pod\'s own status), `status_change` (its status changed in the cluster), `error` (its cluster became unreachable: statuses may be stale until it answers again).',
   ].join('\n\n'),
   events: {
     metadata: { description: 'the tracked resource as GET /v1/api/resources/{id} returns it', schema: ref('TrackedResource') },
-    node_update: { description: 'the status of the resource\'s node', schema: NodeUpdateEvent },
+    node_update: { description: 'the status of the resource\'s node (of a workload\'s Pod record: the pod\'s own; the node follows the workload)', schema: NodeUpdateEvent },
     status_change: { description: 'the resource changed status', schema: StatusChangeEvent },
     error: { description: 'the resource\'s cluster is unreachable', schema: ErrorEvent },
   } satisfies Record<string, EventDoc>,

@@ -6,6 +6,8 @@ import t from 'tap'
 import { runFixture, node } from '../runs/fixture.ts'
 import { listen, openStream, type SseEvent, type SseStream } from '../streams/sse-client.ts'
 import { waitFor } from '../kube-sim/test-helpers.ts'
+import { Value } from 'typebox/value'
+import { NodeUpdateEvent, StatusChangeEvent } from '../../schemas/streams.ts'
 
 const f = await runFixture(t, { RUN_READY_TIMEOUT_MS: 4000 }, { timing: { podStartMs: 100, podReadyMs: 100, podTerminateMs: 200, crashBackoffMs: 300 } })
 t.setTimeout(120_000)
@@ -57,7 +59,8 @@ t.test('scaling to zero: the pod\'s stream gets node_update and status_change ru
   t.ok(update, 'a node_update comes before it')
   t.equal(update!.data.status.state, 'deleted', 'carrying the pod\'s own state')
   t.equal(update!.data.kind, 'Pod')
-  for (const e of events.filter((x) => x.type === 'node_update')) t.type(e.data.status.message, 'string')
+  for (const e of events.filter((x) => x.type === 'node_update')) t.ok(Value.Check(NodeUpdateEvent, e.data), `node_update as documented: ${JSON.stringify(e.data)}`)
+  for (const e of events.filter((x) => x.type === 'status_change')) t.ok(Value.Check(StatusChangeEvent, e.data), 'status_change as documented')
 
   // The workload's own change reaches the workflow stream (ready 0/0): that stream is open and working.
   await wfStream.until('the Deployment\'s node_update', (e) => e.some((x) => x.type === 'node_update' && x.data.node_id === 'n-web' && x.data.status.ready === '0/0'))
