@@ -83,6 +83,13 @@ t.test('a crash-looping pod: its stream shows the restarts counting up; notifica
   t.match(update.data.status.message, /CrashLoopBackOff|Error|back-off/i, 'with the pod\'s reason')
   t.equal(update.data.kind, 'Pod')
   t.notOk(events.some((x) => x.type === 'status_change'), 'no status_change: the status did not move, only the counter')
+  // The rate: what the record shows changes once per restart (the count; the reason's numbers tick without
+  // counting), so a few restarts publish about as many updates, not one per pod event.
+  const more = await podStream.until('two more restarts', (e) => e.some((x) => x.type === 'node_update' && Number(x.data.status.restarts) >= Number(update.data.status.restarts) + 2))
+  const updates = more.filter((x) => x.type === 'node_update')
+  const restarts = Number(updates.at(-1)!.data.status.restarts) - restartsAtOpen
+  t.comment(`pod stream: ${updates.length} node_update for ${restarts} restarts`)
+  t.ok(updates.length <= 2 * restarts + 1, `${updates.length} node_update for ${restarts} restarts: about one per restart`)
 
   const failed = await waitFor('the Deployment\'s resource_failed notification', async () => {
     const list = await notifications()
