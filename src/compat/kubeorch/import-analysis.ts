@@ -6,6 +6,7 @@
 // translation only adds and re-points: our wiring reads an edge in either direction (src/manifests/wiring.ts),
 // so the graph deploys the same.
 import type { AnalysisDocument } from '../../../schemas/import-analysis.ts'
+import { layoutGraph } from '../../services/import/layout.ts'
 
 type Json = Record<string, unknown>
 interface Node { id: string; type: string; position: { x: number; y: number }; data: Json; [k: string]: unknown }
@@ -89,9 +90,20 @@ export function canvasGraph(nodes: readonly Node[], edges: readonly Edge[], name
   return { nodes: out, edges: outEdges }
 }
 
+// The KubeOrch canvas draws its nodes with their fields inline, larger than the boxes our layout reserves
+// (measured on its canvas: about 290 px wide, workloads about 165 px tall, the others about 100 px), so
+// the graph is laid out again with those sizes, by the same layout, or tall nodes overlap the next row.
+const UI_NODE_WIDTH = 300
+const uiNodeHeight = (type: string) => (WORKLOADS.has(type) ? 180 : 110)
+
+function laidOutForTheCanvas(graph: { nodes: Node[]; edges: Edge[] }): { nodes: Node[]; edges: Edge[] } {
+  const positions = layoutGraph(graph.nodes.map((n) => ({ id: n.id, width: UI_NODE_WIDTH, height: uiNodeHeight(n.type) })), graph.edges)
+  return { ...graph, nodes: graph.nodes.map((n) => ({ ...n, position: positions[n.id] ?? n.position })) }
+}
+
 /** Our analysis as the UI's `ImportAnalysis`, our own fields kept beside its names. */
 export function uiAnalysis(analysis: AnalysisDocument, namespace = 'default'): Json {
-  const graph = canvasGraph(analysis.nodes as Node[], analysis.edges as Edge[], namespace)
+  const graph = laidOutForTheCanvas(canvasGraph(analysis.nodes as Node[], analysis.edges as Edge[], namespace))
   // A repository without a compose file is analysed from its Dockerfiles (src/services/import/file-tree.ts).
   const fromDockerfiles = analysis.warnings.some((w) => w.key === 'Dockerfile')
   const build = analysis.services.find((s) => s.needs_build && s.build?.repo_url)?.build

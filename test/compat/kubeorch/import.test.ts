@@ -70,6 +70,14 @@ function assertCanvasAnalysis(t: Test, a: any) {
     t.match(n.data, { id: n.id, name: String, namespace: 'default', templateId: `builtin:${n.type}` }, `${n.id}: common data`)
     t.same(a.layoutPositions[n.id], { x: n.position.x, y: n.position.y }, `${n.id}: layoutPositions`)
   }
+  // The boxes the canvas draws (measured on it: about 290 px wide; workloads, with their inline image,
+  // replicas and port fields, about 165 px tall; the others about 100 px) must not overlap.
+  const box = (n: any) => ({ x: n.position.x, y: n.position.y, w: 290, h: ['deployment', 'statefulset', 'daemonset', 'job', 'cronjob'].includes(n.type) ? 165 : 100 })
+  const overlapping = a.suggestedNodes.flatMap((n: any, i: number) => a.suggestedNodes.slice(i + 1).filter((m: any) => {
+    const p = box(n), q = box(m)
+    return p.x < q.x + q.w && q.x < p.x + p.w && p.y < q.y + q.h && q.y < p.y + p.h
+  }).map((m: any) => `${n.id} × ${m.id}`))
+  t.same(overlapping, [], 'no two nodes overlap as the canvas draws them')
   for (const e of a.suggestedEdges) {
     t.type(e.id, 'string')
     t.ok(ids.has(e.source) && ids.has(e.target), `edge ${e.id} joins suggested nodes`)
