@@ -7,12 +7,11 @@
 // so the graph deploys the same.
 import type { AnalysisDocument } from '../../../schemas/import-analysis.ts'
 import { layoutGraph } from '../../services/import/layout.ts'
+import { type Json, isObject } from './translate.ts'
 
-type Json = Record<string, unknown>
 interface Node { id: string; type: string; position: { x: number; y: number }; data: Json; [k: string]: unknown }
 interface Edge { id: string; source: string; target: string; sourceHandle?: string | null; targetHandle?: string | null; [k: string]: unknown }
 
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v)
 const WORKLOADS = new Set(['deployment', 'statefulset', 'daemonset', 'job', 'cronjob'])
 /** The canvas's handle ids: most nodes connect from `output`; a Service is reached on `input`. */
 const OUTPUT = 'output'

@@ -5,9 +5,8 @@ import type { Reframe } from '../../events/sse.ts'
 import type { TerminalEncoder } from '../../routes/resources/terminal.ts'
 import { uiStatus, toUiResource } from './resource-shape.ts'
 import type { TrackedResource } from '../../repositories/resources.ts'
+import { type Json, isObject } from './translate.ts'
 
-type Json = Record<string, unknown>
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v)
 const errorText = (data: unknown) => (isObject(data) && typeof data.error === 'string' ? data.error : 'the stream failed')
 
 /** The keys of a status the resource page reads (useResourceStatusStream's ResourceStatus); nothing else is sent. */

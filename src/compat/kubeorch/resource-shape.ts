@@ -3,16 +3,13 @@
 // `status` up in a fixed table (list: an unknown value crashes the page), so it is kept inside that set.
 import type { TrackedResource } from '../../repositories/resources.ts'
 import type { PodSummary } from '../../services/resource-service.ts'
-import { withCamelAliases } from './translate.ts'
-
-type Json = Record<string, unknown>
+import { withCamelAliases, type Json } from './translate.ts'
 
 /** The statuses the UI's resource pages have a badge for; our ResourceStatus is the same set today. */
 export const UI_RESOURCE_STATUSES = ['running', 'pending', 'failed', 'completed', 'unknown', 'deleted', 'warning'] as const
 const STATUSES = new Set<string>(UI_RESOURCE_STATUSES)
 /** A status the pages can show: anything else (a value added here later) reads as `unknown`, not a crash. */
 export const uiStatus = (status: unknown): string => (typeof status === 'string' && STATUSES.has(status) ? status : 'unknown')
-
 
 /**
  * `spec` as the UI reads it: `containers[].name` for a Pod (the terminal's `container`), `nodeName`, and

@@ -3,9 +3,10 @@
 // service receives: the adapter never validates less than the API it stands for.
 import type { FastifyRequest } from 'fastify'
 
-type Json = Record<string, unknown>
+/** A JSON object, as requests and answers are handled here. */
+export type Json = Record<string, unknown>
 
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v)
+export const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v)
 
 /** snake_case → camelCase of one key (`cluster_id` → `clusterId`). */
 export const camel = (key: string) => key.replace(/_([a-z0-9])/g, (_m, c: string) => c.toUpperCase())

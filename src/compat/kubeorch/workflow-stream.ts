@@ -15,9 +15,7 @@
 // one encoding per event per open canvas.
 import type { Reframe } from '../../events/sse.ts'
 import { nodeTypeOfKind, uiNode, uiNodeStatus } from './node-status.ts'
-
-type Json = Record<string, unknown>
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v)
+import { type Json, isObject } from './translate.ts'
 
 /** A fresh reframe for one open workflow stream. */
 export function workflowStreamReframe(): Reframe {

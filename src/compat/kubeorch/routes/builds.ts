@@ -11,10 +11,7 @@ import type { Reframe } from '../../../events/sse.ts'
 import type { Build } from '../../../repositories/builds.ts'
 import { serveBuildStream } from '../../../routes/builds/index.ts'
 import { isErrorLine } from '../../../services/build/progress.ts'
-import { toCanonical, withCamelAliases } from '../translate.ts'
-
-type Json = Record<string, unknown>
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v)
+import { toCanonical, withCamelAliases, type Json, isObject } from '../translate.ts'
 
 /** The pinned reference the build page shows once the registry confirmed the push. */
 const finalRef = (ref: unknown, digest: unknown) => (typeof ref === 'string' && typeof digest === 'string' ? `${ref}@${digest}` : undefined)

@@ -13,10 +13,7 @@ import { AppError, BadRequest, NotFound } from '../../../errors.ts'
 import type { Cluster } from '../../../repositories/clusters.ts'
 import type { MetricsReport } from '../../../services/cluster-service.ts'
 import { readCluster, type ClusterReading } from '../../../services/metrics/cluster-reading.ts'
-import { toCanonical, withCamelAliases } from '../translate.ts'
-
-type Json = Record<string, unknown>
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v)
+import { toCanonical, withCamelAliases, type Json, isObject } from '../translate.ts'
 
 // The UI's credential names → ours (API.md §5). PEM fields come base64-encoded, which ours accept as is.
 const CREDENTIAL_RENAMES = {

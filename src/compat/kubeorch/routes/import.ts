@@ -20,10 +20,7 @@ import type { ImportSession } from '../../../repositories/import-sessions.ts'
 import type { GraphEdge, GraphNode } from '../../../services/workflow-graph.ts'
 import { validatorCompiler } from '../../../validation.ts'
 import { uiAnalysis } from '../import-analysis.ts'
-import { withCamelAliases } from '../translate.ts'
-
-type Json = Record<string, unknown>
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v)
+import { withCamelAliases, type Json, isObject } from '../translate.ts'
 
 /** The UI's Git sources (derived from the URL); all are one Git import here. */
 const GIT_SOURCES = new Set(['github', 'gitlab', 'git_url'])

@@ -9,7 +9,7 @@ import { CreateRegistryBody, UpdateRegistryBody, RegistryParams, RegistryListQue
 import { MAX_PAGE_SIZE } from '../../../../schemas/pagination.ts'
 import { BadRequest, UpstreamError } from '../../../errors.ts'
 import type { Registry } from '../../../repositories/registries.ts'
-import { offsetToPage, withCamelAliases } from '../translate.ts'
+import { offsetToPage, withCamelAliases, type Json, isObject } from '../translate.ts'
 
 /** The registry types the UI draws; ours beyond them (quay, harbor) are shown as `custom`, its catch-all. */
 const UI_TYPES = new Set(['dockerhub', 'ghcr', 'ecr', 'gcr', 'acr', 'custom'])
@@ -26,8 +26,6 @@ export function uiRegistry(registry: Registry): Record<string, unknown> {
   }
 }
 
-type Json = Record<string, unknown>
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v)
 /** The UI's forms send untouched optional inputs as "": absent, as this API means it. */
 const given = (v: unknown) => v !== undefined && v !== null && v !== ''
 

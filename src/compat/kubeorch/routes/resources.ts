@@ -14,12 +14,10 @@ import { AppError } from '../../../errors.ts'
 import { serveResourceStream } from '../../../routes/resources/stream.ts'
 import { servePodLogStream } from '../../../routes/resources/logs.ts'
 import { serveTerminal } from '../../../routes/resources/terminal.ts'
-import { canonicalBody, offsetToPage, toCanonical } from '../translate.ts'
+import { canonicalBody, offsetToPage, toCanonical, type Json } from '../translate.ts'
 import { resourceHistory, toUiPod, toUiPodRecord, toUiResource } from '../resource-shape.ts'
 import { podLogReframe, resourceStreamReframe, terminalEncoder } from '../pod-streams.ts'
 import { ListSyncs } from '../list-sync.ts'
-
-type Json = Record<string, unknown>
 
 /** The UI's `sort_by` values → our sort fields (`type` is our `kind`, `created` our `created_at`). */
 const SORT_BY: Record<string, string> = { name: 'name', type: 'kind', namespace: 'namespace', cluster: 'cluster', status: 'status', created: 'created_at' }

@@ -28,11 +28,9 @@ import type { GraphNode } from '../../../services/workflow-graph.ts'
 import { serveWorkflowStream } from '../../../routes/workflows/stream.ts'
 import { startRunAndWait } from '../../../routes/workflows/run.ts'
 import { BadRequest } from '../../../errors.ts'
-import { canonicalBody, toCanonical } from '../translate.ts'
+import { canonicalBody, toCanonical, type Json } from '../translate.ts'
 import { uiNode } from '../node-status.ts'
 import { workflowStreamReframe } from '../workflow-stream.ts'
-
-type Json = Record<string, unknown>
 
 /** A workflow (or anything with `nodes`) as the UI reads it: node statuses in its vocabulary. */
 export function uiWorkflow<W extends { nodes?: readonly unknown[] }>(wf: W): W {
