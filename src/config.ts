@@ -52,6 +52,13 @@ export const ConfigSchema = Type.Object({
   LOG_LINE_MAX_BYTES: Type.Integer({ default: 16_384, minimum: 256, maximum: 1_048_576, description: 'longest pod log line streamed; longer lines are cut and marked' }),
   SSE_HEARTBEAT_MS: Type.Integer({ default: 15_000, minimum: 10, maximum: 600_000, description: 'period of the `: ping` comment on open SSE streams (keeps proxies from cutting idle ones)' }),
   SSE_BUFFER_SIZE: Type.Integer({ default: 256, minimum: 1, maximum: 100_000, description: 'events buffered per SSE subscriber; when full, events are dropped for that subscriber and a warning logged' }),
+  // Several replicas (API.md §11, README "Running several replicas").
+  REPLICA_MODE: Type.Union([Type.Literal('auto'), Type.Literal('single'), Type.Literal('shared')], {
+    default: 'auto', description: 'single: this process is the only replica (events, watches and schedules stay in memory, as with the embedded database); shared: replicas share events, cluster watches and scheduled work through MongoDB; auto: shared when MONGODB_URI is set',
+  }),
+  EVENT_POLL_MS: Type.Integer({ default: 100, minimum: 5, maximum: 60_000, description: 'shared mode: how often each replica reads new events from the events collection' }),
+  EVENT_RETENTION_S: Type.Integer({ default: 3600, minimum: 60, maximum: 7 * 86_400, description: 'shared mode: how long events are kept for clients resuming with Last-Event-ID on any replica' }),
+  LEASE_TTL_MS: Type.Integer({ default: 15_000, minimum: 300, maximum: 600_000, description: 'shared mode: a replica that stops renewing its cluster leases for this long loses them to another (renewed every third of it)' }),
   SSE_REPLAY_SIZE: Type.Integer({ default: 256, minimum: 0, maximum: 100_000, description: 'events kept per stream key for clients reconnecting with Last-Event-ID (0 = no replay)' }),
   // Per-user limits on long-lived connections (README "Limits"): over one → 429 naming the setting.
   MAX_STREAMS_PER_USER: Type.Integer({ default: 50, minimum: 1, maximum: 100_000, description: 'SSE streams (workflow, resource, pod logs, build, import) one user may hold open at once; one more is refused with 429' }),

@@ -17,8 +17,10 @@ interface Teardown { teardown(fn: () => unknown): void }
 export async function startTestApp(t: Teardown, overrides: Parameters<typeof testConfig>[0] = {}): Promise<TestApp> {
   const database = await startTestDatabase()
   // Scheduled jobs are pushed out of the way (1 January): tests run them directly, when they mean to.
+  // One app is one replica: shared mode (events, leases, claims through the database) is what the tests
+  // under test/replicas/ ask for, and the multi-process ones get by default (MONGODB_URI set).
   const config = testConfig({
-    LOG_LEVEL: 'info', MONGODB_URI: database.uri, MONGODB_DB: database.dbName,
+    LOG_LEVEL: 'info', MONGODB_URI: database.uri, MONGODB_DB: database.dbName, REPLICA_MODE: 'single',
     CLUSTER_HEALTH_CRON: '0 0 1 1 *', STATS_REFRESH_CRON: '0 0 1 1 *', ...overrides,
   })
   const logs: string[] = []
