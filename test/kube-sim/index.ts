@@ -184,6 +184,7 @@ export async function startKubeSim(opts: KubeSimOptions = {}): Promise<KubeSim> 
   server = new SimServer({
     host, port: opts.port ?? 0, tls: { key: pki.server.keyPem, cert: pki.server.certPem, ca: pki.ca.certPem }, authn, faults, rest, version,
     upgrade: (req, socket, head) => exec.upgrade(req, socket, head),
+    watches: () => watches.list(),
     onStop: () => { watches.dropAll(); logs.closeAll(); exec.closeAll() },
   })
   await server.start()

@@ -7,6 +7,7 @@ import type { Faults } from './faults.ts'
 import { commonHeaders, sendJson, sendStatus } from './http.ts'
 import type { RestHandler } from './rest.ts'
 import { ApiError, statusObject } from './status.ts'
+import type { WatchInfo } from './watch.ts'
 
 export interface UpgradeHandler {
   (req: IncomingMessage, socket: Duplex, head: Buffer, user: UserInfo): void
@@ -21,6 +22,8 @@ export interface ServerOptions {
   rest: RestHandler
   upgrade: UpgradeHandler
   version: object
+  /** The open watches, for `GET /debug/watches`. */
+  watches(): WatchInfo[]
   /** Called when the listener stops so streaming endpoints can end. */
   onStop(): void
 }
@@ -101,6 +104,8 @@ export class SimServer {
         sendStatus(res, statusObject(401, 'Unauthorized', 'Unauthorized'))
         return
       }
+      // Not an apiserver path: tests read who watches what (any authenticated identity may; no fault applies).
+      if (req.method === 'GET' && path === '/debug/watches') { sendJson(res, 200, { watches: this.o.watches() }); return }
       const injected = this.o.faults.take(req.method ?? 'GET', path)
       if (injected) { req.resume(); sendStatus(res, injected); return }
       await this.o.rest.handle(req, res, user)

@@ -20,6 +20,9 @@ export interface WatchRequest {
 
 interface OpenWatch { res: ServerResponse; close(): void }
 
+/** An open watch as `GET /debug/watches` lists it: who is watching what (tests count a client's watches). */
+export interface WatchInfo { path: string; query: string; user_agent: string }
+
 /**
  * Streams watch events as newline-delimited JSON, the framing both client-go and client-node read:
  * `{"type":"ADDED|MODIFIED|DELETED|BOOKMARK|ERROR","object":{...}}` per line.
@@ -30,6 +33,16 @@ export class WatchHub {
   constructor(private readonly api: ObjectApi, private readonly bookmarkIntervalMs: number) {}
 
   get count(): number { return this.open.size }
+
+  /** The open watches, each with the request path, query string (without `?`) and User-Agent it was opened with. */
+  list(): WatchInfo[] {
+    return [...this.open].map(({ res }) => {
+      const url = res.req?.url ?? ''
+      const q = url.indexOf('?')
+      const ua = res.req?.headers['user-agent']
+      return { path: q < 0 ? url : url.slice(0, q), query: q < 0 ? '' : url.slice(q + 1), user_agent: typeof ua === 'string' ? ua : '' }
+    })
+  }
 
   /** Ends every open watch cleanly, as an apiserver restart or a load balancer timeout would. */
   dropAll(): void {
