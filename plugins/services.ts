@@ -12,6 +12,7 @@ import { RegistryRepository } from '../src/repositories/registries.ts'
 import { ResourceRepository } from '../src/repositories/resources.ts'
 import { WorkflowService } from '../src/services/workflow-service.ts'
 import { StatsService } from '../src/services/stats-service.ts'
+import { ScheduleClaims } from '../src/replicas/schedule-claims.ts'
 import { SearchService } from '../src/services/search-service.ts'
 import { ClusterService } from '../src/services/cluster-service.ts'
 import { ResourceService } from '../src/services/resource-service.ts'
@@ -196,7 +197,8 @@ export default fp(async (app) => {
   app.addHook('onReady', async () => { await pool.prepare() })
   // Watchers of every deployed, non-archived workflow resume once serving (their clusters are contacted in the background).
   app.addHook('onReady', async () => { await services.resourceWatch.start() })
-  services.stats.start(config.STATS_REFRESH_CRON)
+  // Replicas sharing the database repair the statistics once per slot between them.
+  services.stats.start(config.STATS_REFRESH_CRON, app.replica.shared ? new ScheduleClaims(db, app.replica.id) : undefined)
   services.clusterHealth.start(config.CLUSTER_HEALTH_CRON)
   // Before the server waits for open requests: a reply waiting on a run answers 202 now.
   app.addHook('preClose', async () => { services.runs.stopAccepting() })

@@ -2,9 +2,12 @@
 // (announced on the bus) and, to repair any drift, for everyone on a schedule. Reading them never counts.
 import cron, { type ScheduledTask } from 'node-cron'
 import type { EventBus } from '../events/bus.ts'
+import type { ScheduleClaims } from '../replicas/schedule-claims.ts'
 import { METRIC_NAMES, type DashboardStats, type Metric, type MetricName, type StatsRepository } from '../repositories/stats.ts'
 
 const WEEK_MS = 7 * 24 * 3600 * 1000
+/** The repair's name: node-cron's task name and its claim's id. */
+const JOB = 'dashboard-stats'
 
 /** A metric and its change in percent against its value 7 days earlier. */
 export function metric(value: number, before: number): Metric {
@@ -20,13 +23,28 @@ export class StatsService {
 
   constructor(private readonly repo: StatsRepository, private readonly bus: EventBus, private readonly now: () => Date = () => new Date()) {}
 
-  /** Listens for changes and schedules the periodic repair. */
-  start(schedule: string): void {
+  /**
+   * Listens for changes and schedules the periodic repair. With `claims` (replicas sharing the database) the
+   * repair of each slot runs on the one replica that claims it; without, it runs here at every slot.
+   */
+  start(schedule: string, claims?: ScheduleClaims): void {
     const touch = ({ owner_id }: { owner_id: string }) => { void this.refresh(owner_id).catch(() => undefined) }
     for (const event of ['workflow.created', 'workflow.deleted', 'workflow.status_changed', 'run.finished', 'resources.changed', 'cluster.changed', 'cluster.status', 'build.changed'] as const) {
       this.unsubscribe.push(this.bus.on(event, touch))
     }
-    this.task = cron.schedule(schedule, () => { void this.refreshAll().catch(() => undefined) }, { noOverlap: true, unref: true, name: 'dashboard-stats' })
+    if (!claims) {
+      this.task = cron.schedule(schedule, () => { void this.refreshAll().catch(() => undefined) }, { noOverlap: true, unref: true, name: JOB })
+      return
+    }
+    // The claim is held until the repair ends (the callback returns its promise), or for most of the gap to
+    // the next slot if the holder dies first: a crashed holder never costs more than the one slot it took.
+    let leaseMs = 1000
+    const task = cron.schedule(schedule, () => this.refreshAll().catch(() => undefined), {
+      noOverlap: true, unref: true, name: JOB, distributed: true, runCoordinator: claims.coordinatorFor(JOB, () => leaseMs),
+    })
+    const [next, after] = task.getNextRuns(2)
+    if (next && after) leaseMs = Math.max(500, Math.floor((after.getTime() - next.getTime()) * 0.9))
+    this.task = task
   }
 
   async stop(): Promise<void> {
