@@ -4,9 +4,14 @@ import type { Db } from 'mongodb'
 import { userIndexes } from './users.ts'
 import { oauthStateIndexes } from './oauth-states.ts'
 import { oauthCodeIndexes } from './oauth-codes.ts'
+import { leaseIndexes } from '../replicas/leases.ts'
+import { eventLogIndexes } from '../replicas/event-log.ts'
 
-export type IndexSetup = (db: Db) => Promise<void>
+/** What some index set-ups need from the configuration (the database plugin passes it; tests may not). */
+export interface IndexOptions { eventRetentionS?: number }
+
+export type IndexSetup = (db: Db, opts?: IndexOptions) => Promise<void>
 
 export const indexSetups: IndexSetup[] = []
 
-indexSetups.push(userIndexes, oauthStateIndexes, oauthCodeIndexes)
+indexSetups.push(userIndexes, oauthStateIndexes, oauthCodeIndexes, leaseIndexes, eventLogIndexes)
