@@ -228,6 +228,18 @@ export function validate(rt: ResourceType, o: KObject, old?: KObject): void {
       else if ((spec.versions as JsonObject[]).filter((v) => v.storage).length !== 1) causes.push({ field: 'spec.versions', message: 'Invalid value: must have exactly one version marked as storage version' })
       break
     }
+    case 'policy/poddisruptionbudgets':
+      if (spec.minAvailable !== undefined && spec.maxUnavailable !== undefined) causes.push({ field: 'spec', message: 'Invalid value: minAvailable and maxUnavailable cannot be both set' })
+      break
+    case 'rbac.authorization.k8s.io/rolebindings': case 'rbac.authorization.k8s.io/clusterrolebindings': {
+      const ref = (o as JsonObject).roleRef as JsonObject | undefined
+      if (!ref?.kind || !ref.name) causes.push({ field: 'roleRef', message: 'Required value', reason: 'FieldValueRequired' })
+      else if (key === 'rbac.authorization.k8s.io/clusterrolebindings' && ref.kind !== 'ClusterRole') causes.push({ field: 'roleRef.kind', message: `Unsupported value: "${ref.kind}": supported values: "ClusterRole"`, reason: 'FieldValueNotSupported' })
+      else if (ref.kind !== 'Role' && ref.kind !== 'ClusterRole') causes.push({ field: 'roleRef.kind', message: `Unsupported value: "${ref.kind}": supported values: "Role", "ClusterRole"`, reason: 'FieldValueNotSupported' })
+      // A binding names what it grants once: to grant something else, delete it and create another.
+      if (old && !deepEqual((old as JsonObject).roleRef, ref)) causes.push({ field: 'roleRef', message: `Invalid value: ${JSON.stringify(ref)}: cannot change roleRef` })
+      break
+    }
     default: break
   }
   if (causes.length) throw invalid(rt.kind, rt.group, name, causes)
