@@ -67,7 +67,7 @@ export default fp(async (app) => {
     throw new Error('could not connect to the database')
   }
   const db = client.db(config.MONGODB_DB)
-  for (const setup of indexSetups) await setup(db)
+  for (const setup of indexSetups) await setup(db, { eventRetentionS: config.EVENT_RETENTION_S })
   app.decorate('mongo', client)
   app.decorate('db', db)
   app.decorate('databaseWrites', databaseWrites(db))

@@ -3,6 +3,8 @@
 // streams end instead of holding the shutdown until the grace period runs out.
 import fp from 'fastify-plugin'
 import { MemoryStreamHub, type StreamHub } from '../src/events/stream-hub.ts'
+import { DatabaseStreamHub } from '../src/events/db-stream-hub.ts'
+import { startReplicaRelay } from '../src/events/replica-relay.ts'
 import { WorkflowStreamPublisher, type NodeStatus } from '../src/services/workflow-stream.ts'
 import { UserLimits } from '../src/services/user-limits.ts'
 
@@ -12,9 +14,20 @@ declare module 'fastify' {
 
 export default fp(async (app) => {
   const { config, services } = app
-  const hub = new MemoryStreamHub({
-    bufferSize: config.SSE_BUFFER_SIZE, replaySize: config.SSE_REPLAY_SIZE, log: app.log.child({ component: 'streams' }),
-  })
+  const log = app.log.child({ component: 'streams' })
+  // Shared mode: streams go through the events collection so every replica serves every stream (API.md §11).
+  const dbHub = app.replica.shared
+    ? new DatabaseStreamHub({
+      db: app.db, origin: app.replica.id, pollMs: config.EVENT_POLL_MS,
+      bufferSize: config.SSE_BUFFER_SIZE, replaySize: config.SSE_REPLAY_SIZE, log,
+    })
+    : null
+  const hub: StreamHub = dbHub ?? new MemoryStreamHub({ bufferSize: config.SSE_BUFFER_SIZE, replaySize: config.SSE_REPLAY_SIZE, log })
+  let stopRelay: (() => void) | null = null
+  if (dbHub) {
+    await dbHub.start()
+    stopRelay = startReplicaRelay({ bus: app.bus, remoteBus: app.remoteBus, hub: dbHub, log })
+  }
   const publisher = new WorkflowStreamPublisher({
     bus: app.bus, hub, log: app.log,
     run: (ownerId, workflowId, runId) => services.runs.get(ownerId, workflowId, runId).catch(() => null),
@@ -36,6 +49,10 @@ export default fp(async (app) => {
   app.decorate('workflowStreams', publisher)
   app.addHook('preClose', async () => {
     publisher.stop()
-    hub.close()
+    stopRelay?.()
+    // What this replica published last (a run's final events) is written while the database client is open:
+    // the services' and the database's onClose hooks run after every preClose.
+    if (dbHub) await dbHub.shutdown(2_000)
+    else hub.close()
   })
-}, { name: 'streams', dependencies: ['config', 'events', 'services'] })
+}, { name: 'streams', dependencies: ['config', 'database', 'events', 'services'] })

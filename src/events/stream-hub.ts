@@ -64,6 +64,8 @@ interface KeyState {
 class MemorySubscription implements Subscription {
   private queue: StreamEvent[] = []
   private head = 0
+  /** Live events held back while what comes before them is still being read (the database hub's replay). */
+  private held: StreamEvent[] | null = null
   private waiter: ((r: IteratorResult<StreamEvent>) => void) | null = null
   private ended: { promise: Promise<void>; resolve: () => void } | null = null
   closed = false
@@ -72,12 +74,20 @@ class MemorySubscription implements Subscription {
     readonly since: number,
     private readonly capacity: number,
     private readonly onDrop: (() => void) | undefined,
-    private readonly release: (s: MemorySubscription) => void,
+    private readonly detach: (s: MemorySubscription) => void,
   ) {}
 
   /** False when the buffer was full and the event was dropped. */
   offer(event: StreamEvent): boolean {
     if (this.closed) return true
+    if (this.held) {
+      if (this.held.length >= this.capacity) {
+        this.onDrop?.()
+        return false
+      }
+      this.held.push(event)
+      return true
+    }
     const waiter = this.waiter
     if (waiter) {
       this.waiter = null
@@ -90,6 +100,20 @@ class MemorySubscription implements Subscription {
     }
     this.queue.push(event)
     return true
+  }
+
+  hold(): void {
+    this.held ??= []
+  }
+
+  /** Ends a hold: `first` (events before everything held), then the held events after `after`, in that order. */
+  release(first: StreamEvent[], after: number): number {
+    const held = this.held ?? []
+    this.held = null
+    let dropped = 0
+    for (const event of first) if (!this.offer(event)) dropped++
+    for (const event of held) if (event.id > after && !this.offer(event)) dropped++
+    return dropped
   }
 
   // Created on first use: most subscribers never need it, and 10,000 of them should stay small.
@@ -108,7 +132,8 @@ class MemorySubscription implements Subscription {
     this.closed = true
     this.queue = []
     this.head = 0
-    this.release(this)
+    this.held = null
+    this.detach(this)
     this.ended?.resolve()
     const waiter = this.waiter
     this.waiter = null
@@ -165,7 +190,23 @@ export class MemoryStreamHub implements StreamHub {
     const now = this.now()
     this.sweep(now)
     const state = this.state(key, now)
-    const event: StreamEvent = { id: ++state.lastId, type, data }
+    this.fanOut(key, state, { id: ++state.lastId, type, data }, now)
+  }
+
+  /**
+   * Fans out an event whose id was given elsewhere (the database hub's sequence); ids must increase per key.
+   * The event goes to the key's current subscribers and its replay window, exactly as a published one.
+   */
+  deliver(key: string, event: StreamEvent): void {
+    if (this.closed) return
+    const now = this.now()
+    this.sweep(now)
+    const state = this.state(key, now)
+    state.lastId = event.id
+    this.fanOut(key, state, event, now)
+  }
+
+  private fanOut(key: string, state: KeyState, event: StreamEvent, now: number): void {
     state.lastActivity = now
     if (this.replaySize > 0) {
       if (state.replay.length < this.replaySize) state.replay.push(event)
@@ -187,6 +228,39 @@ export class MemoryStreamHub implements StreamHub {
     // An id from before this key's window was recreated (idle key forgotten, restart) cannot be resumed from.
     const resumable = state !== undefined && requested !== undefined && requested >= 0 && requested <= state.lastId
     const since = resumable ? requested : state?.lastId ?? 0
+    const sub = this.attach(key, state, since, opts, now)
+    if (sub.closed || !state) return sub
+    if (resumable) {
+      let dropped = 0
+      for (const event of this.window(state)) if (event.id > since && !sub.offer(event)) dropped++
+      if (dropped) this.warnDropped(key, state, dropped, now)
+    }
+    return sub
+  }
+
+  /**
+   * A subscription that starts after `since` (an id given elsewhere) and holds every live event until
+   * `resume` is called with what comes before them (the database hub's replay, read while live events
+   * arrive); held events up to `after` are left out. `resume(null)` closes it instead. Nothing from the
+   * replay window is replayed here.
+   */
+  subscribeHeld(key: string, since: number, opts: SubscribeOptions = {}): { sub: Subscription; resume(first: StreamEvent[] | null, after?: number): void } {
+    const now = this.now()
+    this.sweep(now)
+    const state = this.closed ? undefined : this.state(key, now)
+    const sub = this.attach(key, state, since, opts, now)
+    sub.hold()
+    return {
+      sub,
+      resume: (first, after = -Infinity) => {
+        if (first === null) { sub.close(); return }
+        const dropped = sub.release(first, after)
+        if (dropped && state) this.warnDropped(key, state, dropped, this.now())
+      },
+    }
+  }
+
+  private attach(key: string, state: KeyState | undefined, since: number, opts: SubscribeOptions, now: number): MemorySubscription {
     const sub = new MemorySubscription(since, opts.bufferSize ?? this.bufferSize, opts.onDrop, (s) => {
       if (!state) return
       state.subscribers.delete(s)
@@ -196,11 +270,6 @@ export class MemoryStreamHub implements StreamHub {
     })
     if (!state) { sub.close(); return sub }
     state.lastActivity = now
-    if (resumable) {
-      let dropped = 0
-      for (const event of this.window(state)) if (event.id > since && !sub.offer(event)) dropped++
-      if (dropped) this.warnDropped(key, state, dropped, now)
-    }
     state.subscribers.add(sub)
     return sub
   }
