@@ -135,6 +135,21 @@ export class ImportSessionRepository {
     return doc && toImportSession(doc, outcome.analysis_json ?? undefined)
   }
 
+  /**
+   * Fails a session another process abandoned, only if it is still as the sweep saw it: unfinished, of the
+   * same process, with no heartbeat since. Of replicas sweeping at once exactly one matches (it alone
+   * notifies). Null when not matched.
+   */
+  async settleAbandoned(seen: Pick<ImportSessionDoc, '_id' | 'instance_id' | 'heartbeat_at'>, outcome: ImportOutcome): Promise<ImportSession | null> {
+    const at = new Date()
+    const doc = await this.c.findOneAndUpdate(
+      { _id: seen._id, status: { $in: UNFINISHED }, instance_id: seen.instance_id, heartbeat_at: seen.heartbeat_at },
+      { $set: { ...outcome, analysis: null, updated_at: at, finished_at: at } },
+      { returnDocument: 'after', projection: { analysis_json: 0, analysis: 0 } },
+    )
+    return doc && toImportSession(doc)
+  }
+
   /** Unfinished sessions of other processes that have not said they are alive since `before`. */
   async abandoned(instanceId: string, before: Date): Promise<ImportSessionDoc[]> {
     return this.c.find({ status: { $in: UNFINISHED }, instance_id: { $ne: instanceId }, heartbeat_at: { $lt: before } }).toArray()

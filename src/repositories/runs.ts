@@ -90,6 +90,20 @@ export class RunRepository {
     return doc && toRun(doc)
   }
 
+  /**
+   * Fails a run another process abandoned, only if it is still as the sweep saw it: unfinished, of the same
+   * process, with no heartbeat since. Of replicas sweeping at once exactly one matches (it alone notifies),
+   * and a run whose process was only slow and has marked it alive again is left alone. Null when not matched.
+   */
+  async settleAbandoned(seen: Pick<RunDoc, '_id' | 'instance_id' | 'heartbeat_at'>, outcome: RunOutcome): Promise<Run | null> {
+    const doc = await this.c.findOneAndUpdate({
+      _id: seen._id, status: { $in: ['pending', 'running'] },
+      // Runs recorded before instance_id and heartbeat_at existed have neither.
+      instance_id: seen.instance_id ?? { $exists: false }, heartbeat_at: seen.heartbeat_at ?? { $exists: false },
+    }, { $set: outcome }, { returnDocument: 'after' })
+    return doc && toRun(doc)
+  }
+
   /** Runs not finished: at start-up, those a dead process left behind. */
   async unfinished(): Promise<RunDoc[]> {
     return this.c.find({ status: { $in: ['pending', 'running'] } }).toArray()

@@ -95,12 +95,15 @@ export class BuildService {
   private readonly instanceId: string
   private readonly heartbeat: Heartbeat
   private readonly attaching = new Set<Promise<void>>()
+  /** Ids of the builds in `attaching`. */
+  private readonly reattaching = new Set<string>()
   private closing = false
 
   constructor(private readonly deps: BuildServiceDeps) {
     this.heartbeat = new Heartbeat({
       periodMs: this.deps.config.heartbeatMs,
-      beat: (at) => this.deps.builds.heartbeat([...this.active.keys()], at),
+      // Builds taken over but still being re-attached are this process's too: unmarked, a slow cluster would let another replica take them again.
+      beat: (at) => this.deps.builds.heartbeat([...this.active.keys(), ...this.reattaching], at),
       sweep: () => this.sweep(),
       onError: (err) => this.deps.log.warn({ err: { message: String((err as Error)?.message) } }, 'build heartbeat failed'),
     })
@@ -457,12 +460,15 @@ export class BuildService {
     const abandoned = await this.deps.builds.abandoned(this.instanceId, staleBefore(this.deps.config.heartbeatMs))
     let taken = 0
     for (const doc of abandoned) {
-      if (this.active.has(doc._id) || !(await this.deps.builds.claim(doc._id, doc, this.instanceId))) continue
+      // The claim is conditional on the build's holder and heartbeat being as read: of replicas sweeping at
+      // once, one takes it over; the others see it unmatched and leave it.
+      if (this.active.has(doc._id) || this.reattaching.has(doc._id) || !(await this.deps.builds.claim(doc._id, doc, this.instanceId))) continue
       taken++
       // In the background: an unreachable cluster must not hold up start-up (each call waits up to its timeout).
+      this.reattaching.add(doc._id)
       const attaching: Promise<void> = this.reattach(doc)
         .catch((err: unknown) => this.deps.log.error({ build_id: doc._id, err: { message: String((err as Error)?.message) } }, 'a build could not be re-attached'))
-        .finally(() => this.attaching.delete(attaching))
+        .finally(() => { this.attaching.delete(attaching); this.reattaching.delete(doc._id) })
       this.attaching.add(attaching)
     }
     return taken

@@ -12,7 +12,7 @@ import { Heartbeat, staleBefore } from './heartbeat.ts'
 import { coalescingWriter, type CoalescingWriter } from './coalescing-writer.ts'
 import { BadRequest, Conflict, NotFound, Unavailable, AppError } from '../errors.ts'
 import { newId } from '../repositories/ids.ts'
-import { TERMINAL_STATUSES, type ImportSession, type ImportSessionDoc, type ImportSessionRepository, type ImportStatus, type ImportProgress } from '../repositories/import-sessions.ts'
+import { TERMINAL_STATUSES, type ImportSession, type ImportSessionDoc, type ImportSessionRepository, type ImportStatus, type ImportProgress, type ImportOutcome } from '../repositories/import-sessions.ts'
 import type { Workflow } from '../repositories/workflows.ts'
 import type { OutboundPolicy } from '../net/outbound-policy.ts'
 import type { WorkflowService } from './workflow-service.ts'
@@ -293,20 +293,25 @@ export class ImportService {
     return count
   }
 
+  /** Fails the sessions other processes abandoned; answers how many this process failed (another replica may fail some first). */
   private async sweep(): Promise<number> {
     const abandoned = await this.deps.sessions.abandoned(this.instanceId, staleBefore(this.deps.heartbeatMs))
-    for (const doc of abandoned) await this.interrupt(doc, INTERRUPTED)
-    return abandoned.length
+    let failed = 0
+    // Conditional on the session being as read: replicas sweeping together never both fail (and notify) one.
+    for (const doc of abandoned) if (await this.interrupt(doc, INTERRUPTED, (outcome) => this.deps.sessions.settleAbandoned(doc, outcome))) failed++
+    return failed
   }
 
-  private async interrupt(doc: ImportSessionDoc, error: string): Promise<void> {
-    const finished = await this.deps.sessions.finish(doc._id, {
+  /** Records the session as failed with `error` (by `record`: by default, if it is still unfinished); false when it had ended. */
+  private async interrupt(doc: ImportSessionDoc, error: string, record = (outcome: ImportOutcome) => this.deps.sessions.finish(doc._id, outcome)): Promise<boolean> {
+    const finished = await record({
       status: 'failed', progress: doc.progress, message: 'failed', error, analysis_json: null, logs: [...(doc.logs ?? []), `${new Date().toISOString()} failed: ${error}`],
     })
-    if (!finished) return
+    if (!finished) return false
     this.publish(importKey(doc._id), 'failed', { error })
     this.deps.bus?.emit('import.finished', { owner_id: doc.owner_id, import_id: doc._id, status: 'failed', error })
     this.deps.log.warn({ import_id: doc._id }, `import ${doc._id} was ${doc.status} when the service stopped: marked failed (interrupted)`)
+    return true
   }
 
   /** Refuses new imports, gives those in flight `graceMs`, then records the rest as interrupted. */

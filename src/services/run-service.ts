@@ -8,7 +8,7 @@ import { BadRequest, Conflict, NotFound, Unavailable, UpstreamError, AppError } 
 import type { EventBus } from '../events/bus.ts'
 import type { WorkflowRepository, Workflow } from '../repositories/workflows.ts'
 import type { VersionRepository } from '../repositories/versions.ts'
-import { newRunId, type RunRepository, type Run, type RunDoc, type RunNodeResult } from '../repositories/runs.ts'
+import { newRunId, type RunRepository, type Run, type RunDoc, type RunNodeResult, type RunOutcome } from '../repositories/runs.ts'
 import type { WorkflowService } from './workflow-service.ts'
 import type { Cluster } from '../repositories/clusters.ts'
 import { oncePerRender, renderWorkflow } from '../manifests/index.ts'
@@ -356,20 +356,25 @@ export class RunService {
     return count
   }
 
+  /** Fails the runs other processes abandoned; answers how many this process failed (another replica may fail some first). */
   private async sweep(): Promise<number> {
     const abandoned = await this.deps.runs.abandoned(this.instanceId, staleBefore(this.deps.heartbeatMs))
-    for (const doc of abandoned) await this.interrupt(doc, INTERRUPTED)
-    return abandoned.length
+    let failed = 0
+    // Conditional on the run being as read: replicas sweeping together never both fail (and notify) one run.
+    for (const doc of abandoned) if (await this.interrupt(doc, INTERRUPTED, (outcome) => this.deps.runs.settleAbandoned(doc, outcome))) failed++
+    return failed
   }
 
-  private async interrupt(doc: RunDoc, error: string): Promise<void> {
+  /** Records the run as failed with `error` (by `record`: by default, if it is still unfinished); false when another process ended it first. */
+  private async interrupt(doc: RunDoc, error: string, record = (outcome: RunOutcome) => this.deps.runs.finish(doc._id, outcome)): Promise<boolean> {
     const at = new Date()
     const logs = [...(doc.logs ?? []), `Run failed: ${error}`]
-    const finished = await this.deps.runs.finish(doc._id, { status: 'failed', nodes: doc.nodes ?? [], logs, error, finished_at: at, duration_ms: at.getTime() - doc.started_at.getTime() })
-    if (!finished) return
+    const finished = await record({ status: 'failed', nodes: doc.nodes ?? [], logs, error, finished_at: at, duration_ms: at.getTime() - doc.started_at.getTime() })
+    if (!finished) return false
     if (!doc.dry_run) await this.settle(doc.owner_id, doc.workflow_id, doc._id, doc.version, 'failed', at)
     this.deps.bus.emit('run.finished', { owner_id: doc.owner_id, workflow_id: doc.workflow_id, run_id: doc._id, status: 'failed' })
     this.deps.log.warn({ run_id: doc._id, workflow_id: doc.workflow_id }, `run ${doc._id} was ${doc.status} when the service stopped: marked failed (interrupted)`)
+    return true
   }
 
   /** Refuses new runs, gives those in flight `graceMs` to finish, then records the rest as interrupted. */

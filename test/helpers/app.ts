@@ -4,7 +4,7 @@ import { Writable } from 'node:stream'
 import { buildApp } from '../../src/app.ts'
 import { testConfig, type Config } from '../../src/config.ts'
 import type { App } from '../../src/app-types.ts'
-import { startTestDatabase } from './database.ts'
+import { startTestDatabase, type TestDatabase } from './database.ts'
 
 export interface TestApp {
   app: App
@@ -14,8 +14,12 @@ export interface TestApp {
 
 interface Teardown { teardown(fn: () => unknown): void }
 
-export async function startTestApp(t: Teardown, overrides: Parameters<typeof testConfig>[0] = {}): Promise<TestApp> {
-  const database = await startTestDatabase()
+/**
+ * `options.database`: the app joins a database another app of the test already uses (replicas of one service);
+ * its owner closes it. The apps must then share JWT_SECRET and ENCRYPTION_KEY (overrides) to read each other's work.
+ */
+export async function startTestApp(t: Teardown, overrides: Parameters<typeof testConfig>[0] = {}, options: { database?: TestDatabase } = {}): Promise<TestApp & { database: TestDatabase }> {
+  const database = options.database ?? await startTestDatabase()
   // Scheduled jobs are pushed out of the way (1 January): tests run them directly, when they mean to.
   // One app is one replica: shared mode (events, leases, claims through the database) is what the tests
   // under test/replicas/ ask for, and the multi-process ones get by default (MONGODB_URI set).
@@ -27,7 +31,7 @@ export async function startTestApp(t: Teardown, overrides: Parameters<typeof tes
   const logStream = new Writable({ write(chunk, _enc, done) { logs.push(String(chunk)); done() } })
   const app = await buildApp(config, { logStream })
   // The app's driver must disconnect before the database it talks to goes away.
-  t.teardown(async () => { await app.close(); await database.close() })
+  t.teardown(async () => { await app.close(); if (!options.database) await database.close() })
   await app.ready()
-  return { app, logs, config }
+  return { app, logs, config, database }
 }
