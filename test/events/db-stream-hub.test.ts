@@ -29,7 +29,7 @@ function captureLog() {
   return { lines, log: { warn: (obj: object, msg: string) => { lines.push({ obj: obj as Record<string, unknown>, msg }) } } }
 }
 
-async function hubs(t: Tap.Test, database: TestDatabase, n: number, opts: Partial<DatabaseHubOptions> = {}): Promise<DatabaseStreamHub[]> {
+async function hubs(t: { teardown(fn: () => unknown): void }, database: TestDatabase, n: number, opts: Partial<DatabaseHubOptions> = {}): Promise<DatabaseStreamHub[]> {
   const out: DatabaseStreamHub[] = []
   for (let i = 0; i < n; i++) {
     const hub = new DatabaseStreamHub({ db: database.db, origin: `replica-${i}`, pollMs: 20, ...opts })
