@@ -145,6 +145,7 @@ async function manifests(): Promise<void> {
     const podLabels: Record<string, string> = pod.metadata.labels
     const [container, ...others] = pod.spec.containers
     t.equal(others.length, 0, 'one container')
+    t.match(container.image, /^registry\.invalid\//, 'the base names no pullable image: an overlay must set one')
     t.ok(deployment.spec.replicas >= 2, `several replicas (${deployment.spec.replicas})`)
     t.equal(deployment.spec.replicas, 3, 'three by default')
     t.ok(matches(deployment.spec.selector, podLabels), 'the Deployment selects its own pods')
