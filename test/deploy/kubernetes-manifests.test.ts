@@ -7,7 +7,7 @@
 // must validate it and store nothing. Skipped, with the reason, when kubectl is not on the PATH.
 import { execFile, spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -194,6 +194,12 @@ async function manifests(): Promise<void> {
       `the kubelet waits ${pod.spec.terminationGracePeriodSeconds} s, longer than the preStop pause (${preStopSeconds} s) and SHUTDOWN_GRACE_MS (${graceMs} ms)`)
 
     t.match(pod.spec.securityContext, { runAsNonRoot: true, runAsUser: 1000 }, 'as the image\'s node user, never root')
+    // The image these settings are for: its user (`node` is uid 1000 in the official Node images), its port,
+    // and node as pid 1, so the kubelet's SIGTERM reaches the process that hands its leases back.
+    const dockerfile = readFileSync(new URL('../../Dockerfile', import.meta.url), 'utf8')
+    t.match(dockerfile, /^FROM node:[^\n]+\n(?:.*\n)*USER node$/m, 'the runtime stage runs as node')
+    t.match(dockerfile, new RegExp(`^EXPOSE ${http?.containerPort}$`, 'm'), 'the image exposes the container port')
+    t.match(dockerfile, /^CMD \["node", /m, 'node is pid 1')
     t.match(container.securityContext, { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } })
     const tmp = container.volumeMounts.find((m: Obj) => m.mountPath === '/tmp')
     t.ok(tmp && pod.spec.volumes.some((v: Obj) => v.name === tmp.name && v.emptyDir), 'a writable /tmp (Git imports clone there) on an emptyDir')
