@@ -18,6 +18,8 @@ import { ClusterService } from '../src/services/cluster-service.ts'
 import { ResourceService } from '../src/services/resource-service.ts'
 import { ResourceWatchService } from '../src/services/resource-watch-service.ts'
 import { ClusterHealthMonitor } from '../src/services/cluster-health.ts'
+import { LeasedOwnership, SingleOwnership, type ClusterOwnership } from '../src/kube/cluster-ownership.ts'
+import { LeaseRepository } from '../src/replicas/leases.ts'
 import { MetricsService } from '../src/services/metrics/index.ts'
 import { RegistryService } from '../src/services/registry-service.ts'
 import { PluginRepository } from '../src/repositories/plugins.ts'
@@ -115,8 +117,18 @@ export default fp(async (app) => {
   })
   const renderer = new GraphRenderer(pool)
   const clusterLogs = new ClusterLogRepository(db)
+  // Which clusters this replica watches and health-checks: all of them alone, its leases' among replicas (API.md §11).
+  const ownership: ClusterOwnership = app.replica.shared
+    ? new LeasedOwnership({
+      leases: new LeaseRepository(db), replicaId: app.replica.id, ttlMs: config.LEASE_TTL_MS, log: app.log,
+      clusterIds: async () => { const ids: string[] = []; for await (const c of clusterRepo.all()) ids.push(c._id); return ids },
+    })
+    : new SingleOwnership()
+  // A cluster registered or deleted (here or on another replica): its lease is taken or dropped now, not at the next renewal.
+  bus.on('cluster.changed', () => ownership.poke())
+  app.remoteBus.on('cluster.changed', () => ownership.poke())
   const resourceWatch = new ResourceWatchService({
-    resources: resourceRepo, workflows: workflowRepo, bus, log: app.log,
+    resources: resourceRepo, workflows: workflowRepo, bus, remoteBus: app.remoteBus, ownership, log: app.log,
     // Records of a workflow never run here (or archived) are not followed.
     activeWorkflowIds: (ownerId) => workflowRepo.deployedIds(ownerId),
     kubeConfigFor: async (ownerId, clusterId) => (await clusters.kubeConfigFor(ownerId, clusterId, 'viewer')).kc,
@@ -136,7 +148,7 @@ export default fp(async (app) => {
     stats: new StatsService(new StatsRepository(db), bus),
     search: new SearchService(db, builtInTemplates, clusterRepo, registries, plugins, resourceRepo),
     clusters,
-    clusterHealth: new ClusterHealthMonitor(clusters, config.CLUSTER_HEALTH_CONCURRENCY),
+    clusterHealth: new ClusterHealthMonitor(clusters, config.CLUSTER_HEALTH_CONCURRENCY, (clusterId) => ownership.owns(clusterId)),
     metrics: new MetricsService({
       clustersOf: (userId) => clusterRepo.search(userId, {}, 1000),
       connect: async (userId, clusterId) => (await clusters.kubeConfigFor(userId, clusterId, 'viewer')).kc,
@@ -195,17 +207,19 @@ export default fp(async (app) => {
   app.addHook('onReady', async () => { void k8s().catch(() => undefined) })
   // The worker pool's library, loaded now rather than on the first import (it held the event loop then).
   app.addHook('onReady', async () => { await pool.prepare() })
-  // Watchers of every deployed, non-archived workflow resume once serving (their clusters are contacted in the background).
-  app.addHook('onReady', async () => { await services.resourceWatch.start() })
+  // Watchers of every deployed, non-archived workflow resume once serving (their clusters are contacted in the
+  // background), on the clusters whose leases this replica took first.
+  app.addHook('onReady', async () => { await ownership.start(); await services.resourceWatch.start() })
   // Replicas sharing the database repair the statistics once per slot between them.
   services.stats.start(config.STATS_REFRESH_CRON, app.replica.shared ? new ScheduleClaims(db, app.replica.id) : undefined)
   services.clusterHealth.start(config.CLUSTER_HEALTH_CRON)
-  // Before the server waits for open requests: a reply waiting on a run answers 202 now.
-  app.addHook('preClose', async () => { services.runs.stopAccepting() })
+  // Before anything else stops: the leases go back first, so another replica takes the clusters at once.
+  // Then, before the server waits for open requests: a reply waiting on a run answers 202 now.
+  app.addHook('preClose', async () => { await ownership.release(); services.runs.stopAccepting() })
   app.addHook('onClose', async () => {
     // Runs in flight get most of the grace period (the process is killed at SHUTDOWN_GRACE_MS).
     await Promise.all([services.runs.close(Math.floor(config.SHUTDOWN_GRACE_MS * 0.8)), services.imports.close(Math.floor(config.SHUTDOWN_GRACE_MS * 0.5))])
-    await Promise.all([services.stats.stop(), services.clusterHealth.stop(), services.resourceWatch.close(), services.builds.close()])
+    await Promise.all([services.stats.stop(), services.clusterHealth.stop(), services.resourceWatch.close(), services.builds.close(), ownership.stop()])
     // Last: what the work above announced while stopping is still recorded.
     await services.notifications.close()
     // After the imports and runs: a job still on a thread at this point is given up.

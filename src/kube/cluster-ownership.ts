@@ -35,8 +35,8 @@ const noop = () => undefined
 
 /** The only replica: owns every cluster, forever, unfenced. */
 export class SingleOwnership implements ClusterOwnership {
-  owns(): boolean { return true }
-  epoch(): number | null { return null }
+  owns(_clusterId: string): boolean { return true }
+  epoch(_clusterId: string): number | null { return null }
   ownedClusters(): string[] | null { return null }
   onGained(): () => void { return noop }
   onLost(): () => void { return noop }

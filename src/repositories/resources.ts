@@ -38,9 +38,14 @@ export interface ResourceDoc extends ObservedResource {
   last_seen_at: Date | null
   /** Set on a deleted pod record only: the TTL index removes it then. */
   expires_at?: Date
+  /**
+   * The highest cluster-lease epoch a watcher wrote the record with (API.md §11): a write carrying a lower
+   * one comes from a replica that lost the cluster without knowing it yet, and is refused.
+   */
+  watch_epoch?: number
 }
 
-export interface TrackedResource extends Omit<ResourceDoc, '_id' | 'created_at' | 'updated_at' | 'last_seen_at' | 'expires_at' | 'parent_id'> {
+export interface TrackedResource extends Omit<ResourceDoc, '_id' | 'created_at' | 'updated_at' | 'last_seen_at' | 'expires_at' | 'parent_id' | 'watch_epoch'> {
   id: string; parent_id: string | null; created_at: string; updated_at: string; last_seen_at: string | null
 }
 
@@ -54,7 +59,7 @@ export interface ObserveCounts { created: number; updated: number; deleted: numb
 /** What an observation is about to write over an existing record's status fields (the pod watchers publish it). */
 export type ObservedStatus = Pick<ResourceDoc, 'status' | 'status_message' | 'ready' | 'counters'>
 
-export const toResource = ({ _id, created_at, updated_at, last_seen_at, expires_at: _expires, parent_id, ...rest }: ResourceDoc): TrackedResource => ({
+export const toResource = ({ _id, created_at, updated_at, last_seen_at, expires_at: _expires, parent_id, watch_epoch: _epoch, ...rest }: ResourceDoc): TrackedResource => ({
   id: _id, ...rest, parent_id: parent_id ?? null, created_at: created_at.toISOString(), updated_at: updated_at.toISOString(), last_seen_at: last_seen_at ? last_seen_at.toISOString() : null,
 })
 
@@ -98,6 +103,15 @@ function differs(doc: ResourceDoc, o: ObservedResource): boolean {
 
 const DELETED = { status: 'deleted' as const, status_message: 'no longer in the cluster', ready: null }
 
+/** Records a write with this epoch may change: none written with a higher one. Null: unfenced (one replica). */
+function fence(epoch: number | null | undefined): Filter<ResourceDoc> {
+  return epoch == null ? {} : { $or: [{ watch_epoch: { $exists: false } }, { watch_epoch: { $lte: epoch } }] }
+}
+const stamp = (epoch: number | null | undefined) => (epoch == null ? {} : { watch_epoch: epoch })
+
+/** What a fenced write answers when a newer lease holder has written the record. */
+export const STALE = 'stale' as const
+
 export class ResourceRepository {
   private readonly c: Collection<ResourceDoc>
   constructor(db: Db, private readonly now: () => Date = () => new Date()) {
@@ -110,9 +124,12 @@ export class ResourceRepository {
    * not observed, and that the listing covered (the predicate), are marked deleted, and so are the pods of
    * a workload marked deleted. One read, then one bulk write. `scope` narrows the read (and so what can be
    * missing) to part of the cluster; `onlyChanged` writes only records whose shown fields changed (the pod
-   * watchers: a crash loop must not write every pod at every event).
+   * watchers: a crash loop must not write every pod at every event). `epoch`: the writer's cluster lease
+   * (fencing token); records a newer holder wrote are left as they are (not counted, not `rewritten`).
    */
-  async observe(ownerId: string, clusterId: string, observed: ObservedResource[], opts: { missingAreDeleted?: (doc: ResourceDoc) => boolean; keepWatchedStatus?: (o: ResourceKey) => boolean; scope?: Filter<ResourceDoc>; onlyChanged?: boolean; rewritten?: (doc: ResourceDoc, next: ObservedStatus) => void } = {}): Promise<ObserveCounts> {
+  async observe(ownerId: string, clusterId: string, observed: ObservedResource[], opts: { missingAreDeleted?: (doc: ResourceDoc) => boolean; keepWatchedStatus?: (o: ResourceKey) => boolean; scope?: Filter<ResourceDoc>; onlyChanged?: boolean; rewritten?: (doc: ResourceDoc, next: ObservedStatus) => void; epoch?: number | null } = {}): Promise<ObserveCounts> {
+    const { epoch } = opts
+    const newer = (doc: ResourceDoc | undefined) => epoch != null && doc?.watch_epoch !== undefined && doc.watch_epoch > epoch
     const at = this.now()
     const existing = new Map((await this.c.find({ ...opts.scope, owner_id: ownerId, cluster_id: clusterId }).toArray()).map((d) => [keyOf(d), d]))
     const counts: ObserveCounts = { created: 0, updated: 0, deleted: 0 }
@@ -123,6 +140,7 @@ export class ResourceRepository {
       if (seen.has(key)) continue
       seen.add(key)
       const doc = existing.get(key)
+      if (newer(doc)) continue
       // A run re-applying an object unchanged: its status is the watchers' (derived with its pods), not the
       // apply answer's (the object alone), which would flip a crash-looping workload to pending and back.
       if (opts.keepWatchedStatus?.(o) && doc && doc.status !== 'deleted' && doc.uid !== null && doc.uid === o.uid) {
@@ -138,25 +156,26 @@ export class ResourceRepository {
       const revived = doc?.expires_at !== undefined && o.status !== 'deleted'
       ops.push({
         updateOne: {
-          filter: { owner_id: ownerId, cluster_id: clusterId, namespace, kind, name },
+          // Fenced against a newer holder that wrote between the read and this write (an insert needs no fence).
+          filter: { owner_id: ownerId, cluster_id: clusterId, namespace, kind, name, ...(doc && fence(epoch)) },
           update: {
-            $set: { ...fields, parent_id: parent_id ?? null, ...(containers && { containers }), last_seen_at: at, ...(changed && { updated_at: at }) },
+            $set: { ...fields, parent_id: parent_id ?? null, ...(containers && { containers }), last_seen_at: at, ...(changed && { updated_at: at }), ...stamp(epoch) },
             ...(revived && { $unset: { expires_at: '' } }),
             $setOnInsert: { _id: newId(), is_favorite: false, user_tags: [], user_notes: '', created_at: at },
           },
-          upsert: true,
+          upsert: !doc || epoch == null,
         },
       })
     }
     const deletedParents: string[] = []
     if (opts.missingAreDeleted) {
       for (const [key, doc] of existing) {
-        if (seen.has(key) || doc.status === 'deleted' || !opts.missingAreDeleted(doc)) continue
+        if (seen.has(key) || doc.status === 'deleted' || newer(doc) || !opts.missingAreDeleted(doc)) continue
         counts.deleted++
         opts.rewritten?.(doc, { ...DELETED, counters: doc.counters })
-        if (doc.parent_id) ops.push({ updateOne: { filter: { _id: doc._id, owner_id: ownerId }, update: { $set: this.deletedPod(at) } } })
+        if (doc.parent_id) ops.push({ updateOne: { filter: { _id: doc._id, owner_id: ownerId, ...fence(epoch) }, update: { $set: { ...this.deletedPod(at), ...stamp(epoch) } } } })
         else {
-          ops.push({ updateOne: { filter: { _id: doc._id, owner_id: ownerId }, update: { $set: { ...DELETED, updated_at: at } } } })
+          ops.push({ updateOne: { filter: { _id: doc._id, owner_id: ownerId, ...fence(epoch) }, update: { $set: { ...DELETED, updated_at: at, ...stamp(epoch) } } } })
           deletedParents.push(doc._id)
         }
       }
@@ -203,10 +222,12 @@ export class ResourceRepository {
    * out of reach): nothing would keep them current. Either those of the named parents, or every one whose
    * parent is not among `followed`. Pods already marked deleted are left to expire.
    */
-  async removePods(ownerId: string | undefined, which: { parents: string[] } | { followedParents: string[] }): Promise<number> {
+  async removePods(ownerId: string | undefined, which: { parents: string[] } | { followedParents: string[]; clusterIds?: string[] }): Promise<number> {
     if ('parents' in which && !which.parents.length) return 0
     const parent = 'parents' in which ? { $in: which.parents } : { $type: 'string' as const, $nin: which.followedParents }
-    const res = await this.c.deleteMany({ ...(ownerId !== undefined && { owner_id: ownerId }), kind: 'Pod', parent_id: parent, status: { $ne: 'deleted' } })
+    // Among replicas, only the clusters this one watches: the others' pods are their holders' to keep.
+    const clusters = 'clusterIds' in which && which.clusterIds ? { cluster_id: { $in: which.clusterIds } } : {}
+    const res = await this.c.deleteMany({ ...(ownerId !== undefined && { owner_id: ownerId }), ...clusters, kind: 'Pod', parent_id: parent, status: { $ne: 'deleted' } })
     return res.deletedCount
   }
 
@@ -269,11 +290,17 @@ export class ResourceRepository {
     return this.c.find({ ...(ownerId !== undefined && { owner_id: ownerId }), status: { $ne: 'deleted' }, parent_id: null }).toArray()
   }
 
-  /** A watcher saw the object's status change: only the observed status fields move (user fields untouched). */
-  async setStatus(ownerId: string, id: string, s: { status: ResourceStatus; status_message: string; ready: string | null; counters: Counters }): Promise<Date | null> {
+  /**
+   * A watcher saw the object's status change: only the observed status fields move (user fields untouched).
+   * With the watcher's lease epoch the write is fenced: STALE when a newer holder of the cluster wrote the
+   * record, which then keeps the newer holder's status. Null: no such record.
+   */
+  async setStatus(ownerId: string, id: string, s: { status: ResourceStatus; status_message: string; ready: string | null; counters: Counters }, epoch: number | null = null): Promise<Date | null | typeof STALE> {
     const at = this.now()
-    const res = await this.c.updateOne({ _id: id, owner_id: ownerId }, { $set: { ...s, updated_at: at, last_seen_at: at } })
-    return res.matchedCount === 1 ? at : null
+    const res = await this.c.updateOne({ _id: id, owner_id: ownerId, ...fence(epoch) }, { $set: { ...s, updated_at: at, last_seen_at: at, ...stamp(epoch) } })
+    if (res.matchedCount === 1) return at
+    if (epoch != null && await this.c.countDocuments({ _id: id, owner_id: ownerId }, { limit: 1 }) > 0) return STALE
+    return null
   }
 
   /** How many of the owner's records each cluster has, per status; workloads' pods are left out, as lists leave them out (API.md §10). */

@@ -53,6 +53,9 @@ export interface PodRecordsDeps {
   log?: { error(obj: object, msg: string): void }
   /** Where a record's change of shown status is announced (`pod.status`). */
   bus?: Pick<EventBus, 'emit'>
+  /** Among replicas: whether this one holds the cluster's lease (else its records are not its to write), and the lease's epoch (fencing). */
+  owns?: (clusterId: string) => boolean
+  epoch?: (clusterId: string) => number | null
 }
 
 interface Scope {
@@ -141,6 +144,11 @@ export class PodRecords {
 
   close(): void { this.closed = true }
 
+  /** The cluster's lease was lost: what this replica knew of its records may be outdated when it comes back. */
+  forget(clusterId: string): void {
+    for (const s of this.scopes.values()) if (s.clusterId === clusterId) s.known.clear()
+  }
+
   private async drain(s: Scope): Promise<void> {
     try {
       while (s.due && !this.closed) {
@@ -170,6 +178,9 @@ export class PodRecords {
   }
 
   private async flush(s: Scope): Promise<void> {
+    if (this.deps.owns && !this.deps.owns(s.clusterId)) return
+    // Taken now, while held: a later write with it is refused by the records if a newer holder wrote them.
+    const epoch = this.deps.epoch?.(s.clusterId) ?? null
     const view = s.view()
     if (!view) return
     const desired = this.assign(view)
@@ -186,7 +197,7 @@ export class PodRecords {
       try {
         // Every child pod record of the owner in this namespace not observed now is gone.
         await this.deps.resources.observe(owner, s.clusterId, [...records.values()], {
-          scope: { namespace: s.namespace, kind: 'Pod', parent_id: { $type: 'string' } }, onlyChanged: true, missingAreDeleted: () => true,
+          scope: { namespace: s.namespace, kind: 'Pod', parent_id: { $type: 'string' } }, onlyChanged: true, missingAreDeleted: () => true, epoch,
           rewritten: (doc, next) => { if (statusMoved(doc, next)) moved.push({ doc, next }) },
         })
         this.stats.observed++

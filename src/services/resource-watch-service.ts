@@ -20,6 +20,12 @@
 // run's readiness wait (`awaitStatus`) reads the same derived state the streams publish, so a crash-looping
 // workload fails the run as soon as its pod says so, and subscribers see every transition while it runs.
 //
+// Among replicas (API.md §11) a cluster is watched by the holder of its lease (ClusterOwnership): only its
+// resources are followed, and their writes carry the lease's epoch, refused by records a newer holder wrote.
+// Losing a cluster stops its watches, except the objects of runs in flight here, which a run's readiness wait
+// still needs: those feed the waits only (no status write, no event, no pod record). Gaining one lists it
+// again. The holder learns of runs, archives and cluster changes on other replicas from `remoteBus`.
+//
 // The same pod streams make the workloads' pods tracked resources of their own (pod-records.ts). Those are
 // not announced as `resource.status`: the workload's status already carries what its pods mean for the
 // node, its stream and its notifications, and a crash-looping pod must not add to them. They are announced
@@ -34,6 +40,8 @@ import { MANAGED_BY, MANAGED_BY_LABEL } from '../manifests/metadata.ts'
 import type { KubeObject } from '../manifests/types.ts'
 import type { ResourceDoc, ResourceRepository } from '../repositories/resources.ts'
 import type { Counters } from '../kube/status/types.ts'
+import { SingleOwnership, type ClusterOwnership } from '../kube/cluster-ownership.ts'
+import { STALE } from '../repositories/resources.ts'
 import { PodRecords, POD_PARENT_KINDS, type ScopeView } from './pod-records.ts'
 
 const WORKLOAD_KINDS = new Set(['Deployment', 'StatefulSet', 'DaemonSet', 'ReplicaSet', 'Job'])
@@ -50,6 +58,10 @@ export interface ResourceWatchDeps {
   /** Ids of workflows whose resources are followed: deployed (run at least once) and not archived (of one owner, or all). */
   activeWorkflowIds(ownerId?: string): Promise<Set<string>>
   bus: EventBus
+  /** What other replicas announced (run.started/finished, resources.changed, archives, cluster changes); absent: one replica. */
+  remoteBus?: EventBus
+  /** Which clusters this replica watches; absent: every one, unfenced (one replica). */
+  ownership?: ClusterOwnership
   /** The cluster's credentials as the resource owner reaches them (viewer access suffices). */
   kubeConfigFor(ownerId: string, clusterId: string): Promise<KubeConfig>
   /** The cluster's connection log. */
@@ -117,13 +129,18 @@ export class ResourceWatchService {
   private readonly reconnectLog = new Map<string, { at: number; suppressed: number }>()
   /** Workflows with a run applying now (owner\nworkflow → runs): followed before their first run has finished. */
   private readonly running = new Map<string, number>()
+  /** Runs in flight on other replicas (run id → owner\nworkflow): their workflows count as deployed here too. */
+  private readonly remoteRuns = new Map<string, string>()
+  /** Which clusters this replica watches (tests and the debug view read it). */
+  readonly ownership: ClusterOwnership
   /** Runs waiting for a followed resource's status, by resource id. */
   private readonly waiters = new Map<string, Set<Waiter>>()
   private offBus: Array<() => void> = []
   private closed = false
 
   constructor(private readonly deps: ResourceWatchDeps) {
-    this.pods = new PodRecords({ resources: deps.resources, log: deps.log, bus: deps.bus })
+    const ownership = this.ownership = deps.ownership ?? new SingleOwnership()
+    this.pods = new PodRecords({ resources: deps.resources, log: deps.log, bus: deps.bus, owns: (c) => ownership.owns(c), epoch: (c) => ownership.epoch(c) })
     this.hub = new WatchHub({
       labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY}`,
       backoff: deps.backoff,
@@ -148,8 +165,51 @@ export class ResourceWatchService {
       bus.on('cluster.changed', (e) => { void this.recheckCluster(e.cluster_id) }),
       // The health check found the cluster answering again: its waiting watches need not sit out their backoff.
       bus.on('cluster.status', (e) => { if (e.to === 'connected') this.hub.clusterAnswered(e.cluster_id) }),
+      this.ownership.onGained((c) => this.gained(c)),
+      this.ownership.onLost((c) => this.lost(c)),
     ]
+    const remote = this.deps.remoteBus
+    if (remote) {
+      this.offBus.push(
+        // A run elsewhere on a cluster held here: its objects are followed from its first apply, as a local run's.
+        remote.on('run.started', (e) => { this.remoteRuns.set(e.run_id, wfKey(e.owner_id, e.workflow_id)); void this.schedule(e.owner_id) }),
+        remote.on('run.finished', (e) => { this.remoteRuns.delete(e.run_id); void this.schedule(e.owner_id) }),
+        remote.on('resources.changed', (e) => this.schedule(e.owner_id)),
+        remote.on('workflow.archived', (e) => this.stopWorkflow(e.owner_id, e.workflow_id)),
+        remote.on('workflow.deleted', (e) => this.stopWorkflow(e.owner_id, e.workflow_id)),
+        remote.on('workflow.status_changed', (e) => { if (e.from === 'archived') this.schedule(e.owner_id) }),
+        remote.on('cluster.changed', (e) => { void this.recheckCluster(e.cluster_id) }),
+        remote.on('cluster.status', (e) => { if (e.to === 'connected') this.hub.clusterAnswered(e.cluster_id) }),
+      )
+    }
     await this.reconcile()
+  }
+
+  /** The cluster's lease came to this replica: list what it holds there again, and store what is seen now. */
+  private gained(clusterId: string): void {
+    this.pods.forget(clusterId)
+    void this.schedule(undefined).then(() => {
+      for (const w of [...this.watched.values()]) {
+        if (w.cluster_id !== clusterId) continue
+        // Followed meanwhile for a run's wait only: its first status as holder is stored as a first one.
+        this.evaluate(w)
+        if (POD_PARENT_KINDS.has(w.kind) && w.namespace) this.touchPods(w.cluster_id, w.namespace)
+      }
+    })
+  }
+
+  /** Another replica holds the cluster now: stop watching it, except what a run here still waits on. */
+  private lost(clusterId: string): void {
+    this.pods.forget(clusterId)
+    for (const w of [...this.watched.values()]) {
+      if (w.cluster_id !== clusterId || this.running.has(wfKey(w.owner_id, w.workflow_id))) continue
+      this.unwatch(w, 'closing')
+    }
+  }
+
+  /** How a resource stops being followed: its pod records are the holder's to keep or remove. */
+  private dropWhy(w: Watched): 'unfollowed' | 'closing' {
+    return this.ownership.owns(w.cluster_id) ? 'unfollowed' : 'closing'
   }
 
   /** Stops every watcher (spec rule 6: on shutdown). */
@@ -176,10 +236,11 @@ export class ResourceWatchService {
 
   // Which resources are followed
 
-  /** Coalesces reconciles per owner: one running, at most one more queued. Settles after a reconcile that began after the call. */
-  private schedule(ownerId: string): Promise<void> {
+  /** Coalesces reconciles per owner (or of all: undefined): one running, at most one more queued. Settles after a reconcile that began after the call. */
+  private schedule(ownerId: string | undefined): Promise<void> {
     if (this.closed) return Promise.resolve()
-    const r = this.reconciling.get(ownerId)
+    const key = ownerId ?? '\n'
+    const r = this.reconciling.get(key)
     if (r) { r.again = true; return r.running }
     const entry = { running: Promise.resolve(), again: false }
     entry.running = (async () => {
@@ -187,9 +248,9 @@ export class ResourceWatchService {
         entry.again = false
         try { await this.reconcile(ownerId) } catch (err) { this.deps.log?.error({ err: { message: String((err as Error)?.message ?? err) } }, 'watch: reconciling the watched resources failed') }
       } while (entry.again && !this.closed)
-      this.reconciling.delete(ownerId)
+      this.reconciling.delete(key)
     })()
-    this.reconciling.set(ownerId, entry)
+    this.reconciling.set(key, entry)
     return entry.running
   }
 
@@ -269,7 +330,7 @@ export class ResourceWatchService {
     if (this.closed) return
     const [docs, active] = await Promise.all([this.deps.resources.watchable(ownerId), this.deps.activeWorkflowIds(ownerId)])
     if (this.closed) return
-    for (const k of this.running.keys()) {
+    for (const k of [...this.running.keys(), ...this.remoteRuns.values()]) {
       const [owner, workflow] = k.split('\n')
       if (ownerId === undefined || owner === ownerId) active.add(workflow)
     }
@@ -278,17 +339,19 @@ export class ResourceWatchService {
     const wanted = new Map<string, ResourceDoc>()
     for (const d of docs) {
       if (!active.has(d.workflow_id)) continue
+      // Another replica's cluster: followed here only while a run here waits on it.
+      if (!this.ownership.owns(d.cluster_id) && !this.running.has(wfKey(d.owner_id, d.workflow_id))) continue
       const goneAt = this.gone.get(d._id)
       if (goneAt !== undefined && d.updated_at.getTime() <= goneAt) continue
       wanted.set(d._id, d)
     }
     for (const w of [...this.watched.values()]) {
-      if ((ownerId === undefined || w.owner_id === ownerId) && !wanted.has(w.id)) this.unwatch(w, 'unfollowed')
+      if ((ownerId === undefined || w.owner_id === ownerId) && !wanted.has(w.id)) this.unwatch(w, this.dropWhy(w))
     }
     // Pod records whose workload is not followed (its workflow archived or deleted while this process was
     // down, its record gone): nothing keeps them current. Those marked deleted are left to expire.
     const parents = [...wanted.values()].filter((d) => POD_PARENT_KINDS.has(d.kind)).map((d) => d._id)
-    await this.deps.resources.removePods(ownerId, { followedParents: parents }).catch((err: unknown) => {
+    await this.deps.resources.removePods(ownerId, { followedParents: parents, clusterIds: this.ownership.ownedClusters() ?? undefined }).catch((err: unknown) => {
       this.deps.log?.error({ err: { message: String((err as Error)?.message ?? err) } }, 'watch: removing the pod records of unfollowed workloads failed')
     })
     const touched = new Set<string>()
@@ -373,6 +436,7 @@ export class ResourceWatchService {
   // Pods as records
 
   private touchPods(clusterId: string, namespace: string, unfollowed: Watched[] = []): void {
+    if (!this.ownership.owns(clusterId)) return
     this.pods.touch(clusterId, namespace, () => this.podScope(clusterId, namespace), unfollowed)
   }
 
@@ -395,7 +459,7 @@ export class ResourceWatchService {
   }
 
   private stopWorkflow(ownerId: string, workflowId: string): void {
-    for (const w of [...this.watched.values()]) if (w.owner_id === ownerId && w.workflow_id === workflowId) this.unwatch(w, 'unfollowed')
+    for (const w of [...this.watched.values()]) if (w.owner_id === ownerId && w.workflow_id === workflowId) this.unwatch(w, this.dropWhy(w))
     this.syncDue.delete(wfKey(ownerId, workflowId))
   }
 
@@ -446,16 +510,20 @@ export class ResourceWatchService {
   private deleted(w: Watched, _obj: KubeObject | null): void {
     if (this.watched.get(w.id) !== w) return
     const d: DerivedStatus = { status: 'deleted', message: 'deleted from the cluster', ready: null, counters: {} }
+    const owned = this.ownership.owns(w.cluster_id)
     this.change(w, d)
     this.notify(w, d)
     this.gone.set(w.id, Date.now())
     const k = wfKey(w.owner_id, w.workflow_id)
-    this.unwatch(w, 'deleted')
+    this.unwatch(w, owned ? 'deleted' : 'closing')
     // Its workflow's other resources may all have listed already.
     if (this.syncDue.has(k)) this.maybeSynced(k)
   }
 
   private change(w: Watched, d: DerivedStatus): void {
+    // Not this replica's cluster (a run's wait follows it): the holder stores and announces.
+    if (!this.ownership.owns(w.cluster_id)) return
+    const epoch = this.ownership.epoch(w.cluster_id)
     const first = !w.seen
     w.seen = true
     const incidental = this.incidental(w)
@@ -468,15 +536,23 @@ export class ResourceWatchService {
     w.pending++
     const nodeStatus = incidental ? null : this.nodeStatus(w.owner_id, w.workflow_id, w.node_id, w)
     w.chain = w.chain.then(async () => {
+      // The lease may have lapsed while this waited its turn; a newer holder's write refuses this one (STALE).
+      let superseded = !this.ownership.owns(w.cluster_id)
       try {
-        const at = await this.deps.resources.setStatus(w.owner_id, w.id, { status: d.status, status_message: d.message, ready: d.ready, counters: d.counters })
-        if (at) w.lastWriteAt = at.getTime()
-        if (nodeStatus) await this.deps.workflows.setNodeStatus(w.owner_id, w.workflow_id, w.node_id, nodeStatus)
+        if (!superseded) {
+          const at = await this.deps.resources.setStatus(w.owner_id, w.id, { status: d.status, status_message: d.message, ready: d.ready, counters: d.counters }, epoch)
+          if (at === STALE) superseded = true
+          else {
+            if (at) w.lastWriteAt = at.getTime()
+            if (nodeStatus) await this.deps.workflows.setNodeStatus(w.owner_id, w.workflow_id, w.node_id, nodeStatus)
+          }
+        }
       } catch (err) {
         this.deps.log?.error({ resource_id: w.id, err: { message: String((err as Error)?.message ?? err) } }, 'watch: storing a status change failed')
       } finally {
         w.pending--
       }
+      if (superseded) return
       try {
         this.deps.bus.emit('resource.status', {
           owner_id: w.owner_id, workflow_id: w.workflow_id, resource_id: w.id, node_id: w.node_id, kind: w.kind, name: w.name, namespace: w.namespace,
@@ -505,6 +581,7 @@ export class ResourceWatchService {
     }
     const nodeStatus = this.nodeStatus(w.owner_id, w.workflow_id, w.node_id, w)
     w.chain = w.chain.then(async () => {
+      if (!this.ownership.owns(w.cluster_id)) return
       try {
         await this.deps.workflows.setNodeStatus(w.owner_id, w.workflow_id, w.node_id, nodeStatus)
       } catch (err) {
@@ -532,7 +609,10 @@ export class ResourceWatchService {
   private maybeSynced(k: string): void {
     if (!this.syncDue.has(k) || this.closed) return
     const [ownerId, workflowId] = k.split('\n')
-    const members = [...this.watched.values()].filter((x) => x.owner_id === ownerId && x.workflow_id === workflowId)
+    // What another replica's clusters show is that replica's to announce.
+    const all = [...this.watched.values()].filter((x) => x.owner_id === ownerId && x.workflow_id === workflowId)
+    const members = all.filter((x) => this.ownership.owns(x.cluster_id))
+    if (all.length && !members.length) { this.syncDue.delete(k); return }
     const ready = members.every((x) => this.hub.isSynced(x.key) && (!WORKLOAD_KINDS.has(x.kind) || !x.namespace || this.hub.isSynced(podKey(x.cluster_id, x.namespace))))
     if (!ready) return
     this.syncDue.delete(k)
@@ -566,7 +646,7 @@ export class ResourceWatchService {
   }
 
   private dropCluster(ownerId: string, clusterId: string): void {
-    for (const w of [...this.watched.values()]) if (w.owner_id === ownerId && w.cluster_id === clusterId) this.unwatch(w, 'unfollowed')
+    for (const w of [...this.watched.values()]) if (w.owner_id === ownerId && w.cluster_id === clusterId) this.unwatch(w, this.dropWhy(w))
   }
 
   private async recheckCluster(clusterId: string): Promise<void> {

@@ -40,7 +40,7 @@ const holders = (replicas: LeasedOwnership[], cluster: string) => replicas.filte
 const everyClusterHeldOnce = (replicas: LeasedOwnership[], clusters: string[]) => clusters.every((c) => holders(replicas, c).length === 1)
 
 /** Fails the test if a replica gains a cluster another replica still counts as its own. */
-function neverTwo(t: Tap.Test, replicas: LeasedOwnership[]): void {
+function neverTwo(t: { fail(msg: string): void; teardown(fn: () => unknown): void }, replicas: LeasedOwnership[]): void {
   for (const r of replicas) {
     const off = r.onGained((c) => {
       const others = replicas.filter((x) => x !== r && x.owns(c))
@@ -64,7 +64,8 @@ t.test('one replica alone holds every cluster; a second one takes half (4 cluste
   await until([a, b], () => a.ownedClusters().length === 2 && b.ownedClusters().length === 2, 'a 2/2 spread')
   t.ok(everyClusterHeldOnce([a, b], clusters), 'every cluster has exactly one holder')
   t.same([...a.ownedClusters(), ...b.ownedClusters()].sort(), clusters)
-  t.ok(Date.now() - started < TTL, `spread within a TTL (${Date.now() - started} ms)`)
+  // The first holder hands back its extras at its next round, the newcomer takes them at its own: two renewal periods.
+  t.ok(Date.now() - started < 2 * TTL, `spread within two renewal periods and their rounds (${Date.now() - started} ms)`)
   const docs = await database.db.collection('leases').find({ _id: { $in: clusters } as never }).toArray()
   for (const d of docs) t.ok((d.holder === 'a1' && a.owns(String(d._id))) || (d.holder === 'b1' && b.owns(String(d._id))), 'the database names the holder that counts it as its own')
 })
@@ -81,23 +82,26 @@ t.test('three replicas on 4 clusters: at most ceil(4/3) = 2 each, every cluster 
 
 t.test('a replica that stops renewing loses its clusters to the other within one TTL; epochs grow', async (t) => {
   const clusters = clustersOf(4)
-  const a = replica('a3', clusters)
-  const b = replica('b3', clusters)
+  // Long enough that a round's database trips on a loaded machine stay well under a renewal period (TTL/3).
+  const ttl = 1500
+  const a = replica('a3', clusters, ttl)
+  const b = replica('b3', clusters, ttl)
   t.teardown(async () => { await a.release(); await b.release() })
   neverTwo(t, [a, b])
   await a.start()
   await b.start()
-  await until([a, b], () => a.ownedClusters().length === 2 && b.ownedClusters().length === 2, 'a 2/2 spread')
+  await until([a, b], () => a.ownedClusters().length === 2 && b.ownedClusters().length === 2, 'a 2/2 spread', ttl * 3)
   const fromA = a.ownedClusters()
   const before = new Map(clusters.map((c) => [c, (a.epoch(c) ?? b.epoch(c))!]))
   const stopped = Date.now()
   await a.stop()
   t.same(a.ownedClusters(), [], 'a stopped replica counts nothing as its own')
-  await until([b], () => b.ownedClusters().length === 4, 'b holding all four', TTL * 3)
+  await until([b], () => b.ownedClusters().length === 4, 'b holding all four', ttl * 3)
   const took = Date.now() - stopped
-  t.comment(`takeover after stop() with TTL ${TTL} ms: ${took} ms`)
-  // The last renewal was at most a third of a TTL before stop(); the bound is one TTL after it, plus one round.
-  t.ok(took <= TTL + 150, `taken over within one TTL of the last renewal (${took} ms after stop())`)
+  t.comment(`takeover after stop() with TTL ${ttl} ms: ${took} ms`)
+  // The last renewal was at most a third of a TTL before stop(); the bound is one TTL after it, plus one
+  // round (waiting for b's next renewal period instead would take up to TTL/3 = 500 ms more).
+  t.ok(took <= ttl + 250, `taken over within one TTL of the last renewal (${took} ms after stop())`)
   for (const c of fromA) t.equal(b.epoch(c), before.get(c)! + 1, 'a change of holder: epoch + 1')
   for (const c of clusters.filter((c) => !fromA.includes(c))) t.equal(b.epoch(c), before.get(c), 'kept by its holder: same epoch')
 })
