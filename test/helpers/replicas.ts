@@ -17,7 +17,7 @@ import type { WatchInfo } from '../kube-sim/watch.ts'
 const root = new URL('../..', import.meta.url).pathname
 const execFileP = promisify(execFile)
 
-interface Teardown { teardown(fn: () => unknown): void }
+interface Teardown { teardown(fn: () => unknown): void; passing?(): boolean; comment?(...args: unknown[]): void }
 
 export interface Replica {
   /** 0-based position in `replicas`. */
@@ -109,6 +109,8 @@ export async function startReplicas(t: Teardown, options: ReplicaOptions = {}): 
   let mongo: MongoClient | undefined
   // One teardown, in order: the servers (SIGKILL), the driver, then the database (SIGTERM, SIGKILL if it lingers).
   t.teardown(async () => {
+    // What the servers said is the only trace of a cross-process failure: the tail of each goes to the report.
+    if (t.passing && !t.passing()) for (const r of replicas) t.comment?.(`replica ${r.index + 1} (pid ${r.pid}), last lines:\n${r.output().split('\n').slice(-25).join('\n')}`)
     await Promise.all(replicas.map((r) => r.kill()))
     await mongo?.close(true).catch(() => undefined)
     const child = dbChild
@@ -134,7 +136,9 @@ export async function startReplicas(t: Teardown, options: ReplicaOptions = {}): 
       env: {
         ...process.env, ...secrets, PORT: String(port), HOST: '127.0.0.1', MONGODB_URI: dbUri, MONGODB_DB: dbName,
         NODE_ENV: 'development', LOG_LEVEL: 'info', REPLICA_MODE: 'auto', RUN_REPLY_WAIT_MS: '0', RUN_READY_TIMEOUT_MS: '8000',
-        RUN_HEARTBEAT_MS: '200', LEASE_TTL_MS: String(leaseTtlMs), EVENT_POLL_MS: String(eventPollMs), ALLOW_INSECURE_CLUSTERS: 'true',
+        // A run silent for three heartbeats is taken for dead by the other replicas: on a busy 2-core machine
+        // a process can stall for most of a second, so a second between beats, not the restart tests' 200 ms.
+        RUN_HEARTBEAT_MS: '1000', LEASE_TTL_MS: String(leaseTtlMs), EVENT_POLL_MS: String(eventPollMs), ALLOW_INSECURE_CLUSTERS: 'true',
         SSE_HEARTBEAT_MS: '15000', CLUSTER_HEALTH_CRON: '0 0 1 1 *', STATS_REFRESH_CRON: '0 0 1 1 *', ...options.env,
       },
       stdio: ['ignore', 'pipe', 'pipe'],

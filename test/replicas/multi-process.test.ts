@@ -50,6 +50,8 @@ const webGraph = (ns: string) => ({
   ],
   edges: [edge('n-web', 'n-svc')],
 })
+const sameCounts = (a: Record<string, number>, b: Record<string, number>) =>
+  Object.keys(a).length === Object.keys(b).length && Object.entries(a).every(([k, n]) => b[k] === n)
 const countByPath = (watches: WatchInfo[], ns: string) => {
   const counts: Record<string, number> = {}
   for (const w of watches) if (w.path.includes(`/namespaces/${ns}/`)) counts[w.path] = (counts[w.path] ?? 0) + 1
@@ -125,7 +127,7 @@ t.test('the cluster is watched by one replica\'s worth of watches, not three', a
   let last: WatchInfo[] = []
   await waitFor('the three replicas\' watches of the namespace to match one replica\'s', async () => {
     last = await h.watches()
-    return JSON.stringify(countByPath(last, ns)) === JSON.stringify(baseline)
+    return sameCounts(countByPath(last, ns), baseline)
   }, 10_000, 50).catch(() => { t.fail(`watches of ${ns}: ${describe(last)}; one replica: ${JSON.stringify(baseline)}`) })
   // Absence over time: every replica has heard of the run (its `complete` was relayed) and had a lease period
   // and two polls to react; none may open a second set in that window.
@@ -160,7 +162,7 @@ t.test('builds started at once on the three replicas each run once: one Job each
   const registry = await startTestRegistry({ auth: 'basic' })
   t.teardown(async () => { await git.close(); await registry.close() })
   const reg = await h.api(r1, 'POST', '/v1/api/admin/registries', { name: 'loopback', registry_type: 'custom', url: registry.url, username: registry.username, password: registry.password })
-  t.equal(reg.status, 201, JSON.stringify(reg.body))
+  t.equal(reg.status, 201, `registry registered: ${reg.status === 201 ? reg.body.id : JSON.stringify(reg.body)}`)
   await h.kubectl('create', 'namespace', 'builds')
   const repo = await git.addRepo('app', { Dockerfile: 'FROM alpine:3.20\nCOPY . /app\nRUN make\nCMD ["/app/run"]\n', 'run.sh': 'echo hi\n' })
   // Every Job created in the namespace, as the simulator announces it: a build run twice creates its Job twice.
@@ -168,14 +170,14 @@ t.test('builds started at once on the three replicas each run once: one Job each
   t.teardown(() => jobs.close())
   t.equal(await jobs.status, 200)
   const images = ['team/one', 'team/two', 'team/three', 'team/four', 'team/five', 'team/six']
-  // Each build outlives several heartbeat periods (RUN_HEARTBEAT_MS 200): a replica sweeping for dead
+  // Each build outlives several heartbeat periods (RUN_HEARTBEAT_MS 1000): a replica sweeping for dead
   // builds meanwhile must see them alive and leave them to their owner.
-  for (const image of images) h.sim.failingBuilds.slow(image, 400)
+  for (const image of images) h.sim.failingBuilds.slow(image, 1000)
   t.teardown(() => h.sim.failingBuilds.clear())
   const started = await Promise.all(images.map((image, i) => h.api(h.replicas[i % 3]!, 'POST', '/v1/api/builds/start', {
     repo_url: repo.url, registry_id: reg.body.id, image_name: image, image_tag: 'v1', cluster: 'sim', namespace: 'builds',
   })))
-  for (const s of started) t.equal(s.status, 201, JSON.stringify(s.body))
+  for (const s of started) t.equal(s.status, 201, `build started: ${s.status === 201 ? s.body.id : JSON.stringify(s.body)}`)
   const ids = started.map((s) => s.body.id as string)
   const done = await Promise.all(ids.map((id, i) => waitFor(`build ${id} to finish`, async () => {
     const b = (await h.api(h.replicas[(i + 1) % 3]!, 'GET', `/v1/api/builds/${id}`)).body
