@@ -12,6 +12,13 @@
 //
 // BENCH_SUBSCRIBERS, BENCH_EVENTS, BENCH_INTERVAL_MS as above; BENCH_CPU_PROF=<dir> writes a V8 CPU profile
 // of the server there.
+//
+// Then the shared-mode figure (API.md §11), in the same run: publish → subscriber latency in one process,
+// memory hub against the database hub (src/events/db-stream-hub.ts) on the embedded database served over
+// TCP by a child process (`npm run embedded-db`'s server, in memory): the own replica's delivery (an insert
+// and one tail read) and another replica's (the tail's poll period). BENCH_SHARED_EVENTS (200) events one
+// every BENCH_SHARED_INTERVAL_MS (25 ms) to BENCH_SHARED_SUBSCRIBERS (100) subscribers, EVENT_POLL_MS
+// (100); and the tail's query rate per replica when nothing happens (BENCH_IDLE_S, 3 s).
 import { fork } from 'node:child_process'
 import net from 'node:net'
 import { performance } from 'node:perf_hooks'
@@ -32,7 +39,11 @@ type FromServer =
   | { type: 'published'; publishMs: number[]; fanoutMs: number[]; cpuMs: number[] }
 
 if (process.argv[2] === 'server') await server()
-else await main()
+else if (process.argv[2] === 'database') await database()
+else {
+  if (process.env.BENCH_SHARED_ONLY !== '1') await main()
+  await shared()
+}
 
 async function server(): Promise<void> {
   const { default: Fastify } = await import('fastify')
@@ -162,6 +173,99 @@ async function main(): Promise<void> {
       })
     })
   }
+}
+
+/** The embedded database alone in this child process, over TCP on loopback, as the replicas' shared MongoDB. */
+async function database(): Promise<void> {
+  const { startEmbeddedMongo } = await import('../src/embedded-mongo/index.ts')
+  const db = await startEmbeddedMongo({ storage: 'memory', tcp: { host: '127.0.0.1', port: 0 } })
+  process.send!({ type: 'ready', uri: db.uri })
+  process.on('message', async () => { await db.close(); process.exit(0) })
+}
+
+async function shared(): Promise<void> {
+  const { MongoClient } = await import('mongodb')
+  const { MemoryStreamHub } = await import('../src/events/stream-hub.ts')
+  const { DatabaseStreamHub } = await import('../src/events/db-stream-hub.ts')
+  const { eventLogIndexes } = await import('../src/replicas/event-log.ts')
+  const count = Number(process.env.BENCH_SHARED_EVENTS ?? 200)
+  const intervalMs = Number(process.env.BENCH_SHARED_INTERVAL_MS ?? 25)
+  const subscribers = Number(process.env.BENCH_SHARED_SUBSCRIBERS ?? 100)
+  const pollMs = Number(process.env.EVENT_POLL_MS ?? 100)
+  const idleS = Number(process.env.BENCH_IDLE_S ?? 3)
+
+  const child = fork(new URL(import.meta.url).pathname, ['database'], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+  const { uri } = await new Promise<{ uri: string }>((resolve, reject) => {
+    child.once('message', (m) => resolve(m as { uri: string }))
+    child.once('exit', (code) => reject(new Error(`database child exited (${code})`)))
+  })
+  const client = await MongoClient.connect(uri)
+  const db = client.db('bench_stream')
+  await eventLogIndexes(db)
+
+  type Hub = { publish(k: string, t: string, d: unknown): void; subscribe(k: string): AsyncIterable<{ data: unknown }> & { close(): void } }
+  /** Latencies (ms) from publish to each subscriber of `to` having the event. */
+  async function measure(from: Hub, to: Hub, key: string): Promise<number[]> {
+    const got: number[] = []
+    const subs = Array.from({ length: subscribers }, () => to.subscribe(key))
+    const readers = subs.map(async (sub) => {
+      let n = 0
+      for await (const e of sub) {
+        got.push(performance.now() - (e.data as { t: number }).t)
+        if (++n === count) break
+      }
+    })
+    for (let i = 0; i < count; i++) {
+      from.publish(key, 'node_update', { seq: i, t: performance.now(), node_id: 'n-api', status: { state: 'running' } })
+      await new Promise((r) => setTimeout(r, intervalMs))
+    }
+    await Promise.race([Promise.all(readers), new Promise((r) => setTimeout(r, 5_000))])
+    for (const s of subs) s.close()
+    return got.sort((a, b) => a - b)
+  }
+  const pct = (xs: number[], p: number) => xs.length ? xs[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] : NaN
+  const line = (name: string, xs: number[]) =>
+    `${name.padEnd(38)} p50 ${pct(xs, 50).toFixed(2).padStart(7)} ms   p99 ${pct(xs, 99).toFixed(2).padStart(7)} ms   max ${(xs.at(-1) ?? NaN).toFixed(2).padStart(7)} ms   delivered ${xs.length} of ${count * subscribers}\n`
+
+  // The database's round trip here, for scale: an own event costs two (ids, insert), or three with a tail read.
+  const rtt: number[] = []
+  for (let i = 0; i < 200; i++) {
+    const started = performance.now()
+    await db.collection<{ _id: number }>('events').find({ _id: { $gt: 1e12 } }).limit(1).toArray()
+    rtt.push(performance.now() - started)
+  }
+  rtt.sort((x, y) => x - y)
+
+  const memory = new MemoryStreamHub()
+  const a = new DatabaseStreamHub({ db, origin: 'bench-a', pollMs })
+  const b = new DatabaseStreamHub({ db, origin: 'bench-b', pollMs })
+  await a.start()
+  await b.start()
+  const mem = await measure(memory, memory, 'workflow:mem')
+  const own = await measure(a, a, 'workflow:own')
+  const cross = await measure(a, b, 'workflow:cross')
+
+  // Idle: nothing published; what each replica's tail costs the database.
+  const polls = [a.stats.polls, b.stats.polls]
+  const idleStarted = performance.now()
+  await new Promise((r) => setTimeout(r, idleS * 1000))
+  const idleSeconds = (performance.now() - idleStarted) / 1000
+  const rates = [a.stats.polls - polls[0], b.stats.polls - polls[1]].map((n) => n / idleSeconds)
+
+  await a.shutdown(1000)
+  await b.shutdown(1000)
+  memory.close()
+  await client.close()
+  child.send('close')
+
+  const out = process.stdout
+  out.write(`\nShared mode: publish → subscriber latency in one process, ${subscribers} subscribers, ${count} events one every ${intervalMs} ms, EVENT_POLL_MS ${pollMs}, embedded database over TCP in a child process\n`)
+  out.write(`database round trip (a find): p50 ${pct(rtt, 50).toFixed(2)} ms, p99 ${pct(rtt, 99).toFixed(2)} ms\n`)
+  out.write(line('memory hub (single mode)', mem))
+  out.write(line('database hub, same replica', own))
+  out.write(line('database hub, another replica', cross))
+  out.write(`tail queries per replica while idle: ${rates.map((r) => r.toFixed(1)).join(', ')} per second (1000 / EVENT_POLL_MS = ${(1000 / pollMs).toFixed(1)})\n`)
+  out.write(`skipped ids: ${a.stats.skippedIds + b.stats.skippedIds}; load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}\n`)
 }
 
 async function waitFor(cond: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<void> {

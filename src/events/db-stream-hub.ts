@@ -245,7 +245,7 @@ export class DatabaseStreamHub implements StreamHub {
             await this.events.insert(docs)
             failures = 0
             this.stats.written += docs.length
-            this.poke()
+            this.delivered(docs)
             break
           } catch (err) {
             // The ids are taken: retry them (the insert is idempotent) while other replicas still wait for them.
@@ -277,6 +277,21 @@ export class DatabaseStreamHub implements StreamHub {
     this.outbox.splice(0, n)
     this.stats.droppedUnwritten += n
     this.warn('outbox', { dropped: n, waiting: this.outbox.length }, 'stream events dropped: too many waiting to be written (oldest first)')
+  }
+
+  /**
+   * Own events just written: when everything before them was delivered already, they are next in id order
+   * and go out without reading them back (the tail skips them); otherwise the tail reads at once.
+   */
+  private delivered(docs: EventDoc[]): void {
+    if (this.closed || !this.started) return
+    if (this.watermark !== docs[0]._id - 1) { this.poke(); return }
+    this.gap = null
+    for (const doc of docs) {
+      this.watermark = doc._id
+      this.dispatch(doc)
+    }
+    this.releaseWaiting(Date.now())
   }
 
   // The tail: one query at a time; own inserts ask for the next one at once.

@@ -123,6 +123,8 @@ t.test('an id reserved by another replica and written late is delivered in order
   const [a, b] = await hubs(t, database, 2, { gapWaitMs })
   const log = new EventLog(database.db)
   const sub = b.subscribe('workflow:g')
+  // The publisher delivers its own events without reading them back only when nothing before them is missing.
+  const onPublisher = a.subscribe('workflow:g')
 
   // Late: id g is reserved (as another replica's batch would be) but written only after g+1 is visible.
   const g = await log.reserve(1)
@@ -132,6 +134,7 @@ t.test('an id reserved by another replica and written late is delivered in order
   await log.insert([{ _id: g, key: 'workflow:g', type: 'node_update', data: JSON.stringify({ n: 'late' }), at: new Date(), origin: 'elsewhere' }])
   const got = await take(sub, 2)
   t.same(got.map((e) => [e.id, (e.data as { n: string }).n]), [[g, 'late'], [g + 1, 'after-gap']], 'the late one first, as its id says')
+  t.same(await take(onPublisher, 2), got, 'on the publishing replica too')
   t.equal(b.stats.skippedIds, 0)
 
   // Never written: g2 is skipped after the bounded wait, and the event after it is delivered.
@@ -143,6 +146,8 @@ t.test('an id reserved by another replica and written late is delivered in order
   t.ok(Date.now() - publishedAt >= gapWaitMs, 'held for the wait first')
   t.equal(b.stats.skippedIds, 1)
   t.equal(a.stats.skippedIds, 1, 'the publishing replica skips it too')
+  const [own] = await take(onPublisher, 1)
+  t.same(own, after, 'and delivers the event after it')
 })
 
 t.test('pod-logs keys stay in the publishing process', async (t) => {
