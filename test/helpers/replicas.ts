@@ -99,7 +99,9 @@ process.once('exit', () => { for (const c of kill) if (c.exitCode === null && c.
 
 export async function startReplicas(t: Teardown, options: ReplicaOptions = {}): Promise<ReplicaHarness> {
   const count = options.count ?? 3
-  const leaseTtlMs = options.leaseTtlMs ?? 1500
+  // Short, so a takeover test takes seconds; not shorter: a renewal every TTL/3 must survive a process stalled
+  // for a second on a busy machine, or the lease changes hands with nobody dead.
+  const leaseTtlMs = options.leaseTtlMs ?? 3000
   const eventPollMs = options.eventPollMs ?? 50
   const startTimeoutMs = options.startTimeoutMs ?? 90_000
   const startedAt = Date.now()
