@@ -122,8 +122,11 @@ export default fp(async (app) => {
     ? new LeasedOwnership({
       leases: new LeaseRepository(db), replicaId: app.replica.id, ttlMs: config.LEASE_TTL_MS, log: app.log,
       clusterIds: async () => { const ids: string[] = []; for await (const c of clusterRepo.all()) ids.push(c._id); return ids },
+      onReleased: () => bus.emit('leases.released', { replica_id: app.replica.id }),
     })
     : new SingleOwnership()
+  // Another replica shut down and handed its leases back: take a share of them now.
+  // DISABLED app.remoteBus.on('leases.released', () => ownership.poke())
   // A cluster registered or deleted (here or on another replica): its lease is taken or dropped now, not at the next renewal.
   bus.on('cluster.changed', () => ownership.poke())
   app.remoteBus.on('cluster.changed', () => ownership.poke())
@@ -142,6 +145,7 @@ export default fp(async (app) => {
     plugin: (id) => plugins.getForRender(id), engine, resources, render: (graph, ctx) => renderer.render(graph, ctx),
     live: resourceWatch, bus, log: app.log,
     clusterConcurrency: config.RUN_CLUSTER_CONCURRENCY, readyTimeoutMs: config.RUN_READY_TIMEOUT_MS, heartbeatMs: config.RUN_HEARTBEAT_MS, requestTimeoutMs: config.CLUSTER_TIMEOUT_MS,
+    shared: app.replica.shared,
   })
   const services: Services = {
     workflows,

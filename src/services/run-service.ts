@@ -68,12 +68,23 @@ export interface RunServiceDeps {
   requestTimeoutMs?: number
   /** renderWorkflow, on a worker thread for a large graph (src/workers/render.ts); renderWorkflow itself when absent. */
   render?: typeof renderWorkflow
+  /** Other replicas share the database: a run lock with no run record may be theirs, just taken (see releaseOrphanLocks). */
+  shared?: boolean
 }
 
 export interface StartedRun { run: Run; done: Promise<Run> }
 
 const RECENT_RUNS_FOR_NAMESPACES = 20
 const INTERRUPTED = 'interrupted: the service stopped before this run finished; check the cluster and run again'
+/**
+ * Shared mode: how old a run lock with no unfinished run behind it must be before it is taken for a dead
+ * replica's. A replica records its run moments after locking, but a delete with its objects holds the lock
+ * (holder `delete-<id>`) for as long as its clusters take; the age is read from the holder's id (an ObjectId,
+ * stamped by the locking replica's clock, so the margin also covers clock skew).
+ */
+const ORPHAN_LOCK_AGE_MS = 10 * 60_000
+/** Shared mode: orphan locks are looked for about once a minute, not at every heartbeat (the query scans workflows). */
+const ORPHAN_LOCK_CHECK_MS = 60_000
 
 /** A run's plan, everything the background part needs. */
 interface Plan {
@@ -346,15 +357,12 @@ export class RunService {
    */
   async recover(): Promise<number> {
     const count = await this.sweep()
-    const unfinished = new Set((await this.deps.runs.unfinished()).map((d) => d._id))
-    for (const { id, run_id } of await this.deps.workflows.lockedForRuns()) {
-      if (this.inFlight.has(run_id) || unfinished.has(run_id)) continue
-      await this.deps.workflows.unlockRun(id, run_id)
-      this.deps.log.warn({ workflow_id: id, run_id }, 'released the run lock of a run that is not running')
-    }
+    await this.releaseOrphanLocks()
     this.heartbeat.start()
     return count
   }
+
+  private sweeps = 0
 
   /** Fails the runs other processes abandoned; answers how many this process failed (another replica may fail some first). */
   private async sweep(): Promise<number> {
@@ -362,7 +370,26 @@ export class RunService {
     let failed = 0
     // Conditional on the run being as read: replicas sweeping together never both fail (and notify) one run.
     for (const doc of abandoned) if (await this.interrupt(doc, INTERRUPTED, (outcome) => this.deps.runs.settleAbandoned(doc, outcome))) failed++
+    // Replicas live long: a lock a dead one left between locking and recording its run is freed while they run, not at their next start.
+    if (this.deps.shared && ++this.sweeps % Math.max(1, Math.round(ORPHAN_LOCK_CHECK_MS / this.deps.heartbeatMs)) === 0) await this.releaseOrphanLocks()
     return failed
+  }
+
+  /**
+   * Releases run locks whose run is not running. Alone on the database every such lock is a dead process's;
+   * in shared mode one may be another replica's run about to be recorded or its delete in progress, so only
+   * those older than ORPHAN_LOCK_AGE_MS are released. The release is conditional on the same holder.
+   */
+  private async releaseOrphanLocks(): Promise<void> {
+    const locks = await this.deps.workflows.lockedForRuns()
+    if (!locks.length) return
+    const unfinished = new Set((await this.deps.runs.unfinished()).map((d) => d._id))
+    for (const { id, run_id } of locks) {
+      if (this.inFlight.has(run_id) || unfinished.has(run_id)) continue
+      if (this.deps.shared && Date.now() - lockTakenAt(run_id) < ORPHAN_LOCK_AGE_MS) continue
+      await this.deps.workflows.unlockRun(id, run_id)
+      this.deps.log.warn({ workflow_id: id, run_id }, 'released the run lock of a run that is not running')
+    }
   }
 
   /** Records the run as failed with `error` (by `record`: by default, if it is still unfinished); false when another process ended it first. */
@@ -432,6 +459,12 @@ export class RunService {
     }
     await this.deps.workflowService.delete(ownerId, workflowId)
   }
+}
+
+/** When a run lock was taken, from its holder (a run id, or `delete-<id>`): ObjectIds carry their creation second. 0 when unreadable. */
+function lockTakenAt(holder: string): number {
+  const hex = /([0-9a-f]{24})$/.exec(holder)?.[1]
+  return hex ? Number.parseInt(hex.slice(0, 8), 16) * 1000 : 0
 }
 
 function describe(err: unknown): string {

@@ -1,7 +1,8 @@
 // Work claimed once across replicas (issue 25 item 3), with two apps in shared mode on one database and one
 // simulated cluster: a storm of run requests split across both starts exactly one run (the workflow's run
 // lock), and when both replicas sweep the same abandoned run or import at once, exactly one fails it and
-// notifies; a run or import whose process marked it alive again after the sweep read it is left alone.
+// notifies; a run or import whose process marked it alive again after the sweep read it is left alone; a run
+// lock with no run behind it is released only when old enough not to be a live replica's start or delete.
 import t from 'tap'
 import { randomBytes } from 'node:crypto'
 import { startTestApp } from '../helpers/app.ts'
@@ -9,6 +10,7 @@ import { registerUser } from '../helpers/auth.ts'
 import { startTestCluster, simClusterBody } from '../helpers/kube.ts'
 import { waitFor } from '../kube-sim/test-helpers.ts'
 import { shopGraph, TRIGGER } from '../runs/fixture.ts'
+import { ObjectId } from 'mongodb'
 import { newId } from '../../src/repositories/ids.ts'
 import { RunRepository, type RunDoc } from '../../src/repositories/runs.ts'
 import { ImportSessionRepository, type ImportSessionDoc } from '../../src/repositories/import-sessions.ts'
@@ -149,4 +151,32 @@ t.test('both replicas sweep one abandoned import at once: exactly one fails it a
   await db.collection<ImportSessionDoc>('import_sessions').updateOne({ _id: alive._id }, { $set: { heartbeat_at: new Date() } })
   t.equal(await repo.settleAbandoned(alive, outcome), null, 'a session marked alive after the sweep read it is left alone')
   t.equal((await db.collection<ImportSessionDoc>('import_sessions').findOne({ _id: alive._id }))?.status, 'analyzing')
+})
+
+t.test('run locks with no unfinished run behind them: a live replica\'s fresh ones are kept, a dead one\'s old ones released', async (t) => {
+  const lockedBy = async (holder: string) => {
+    const wf = await call(a.app, 'POST', '/v1/api/workflows', { name: `locked-${newId()}`, cluster_id: 'sim' })
+    await db.collection('workflows').updateOne({ _id: wf.body.id as never }, { $set: { running_run_id: holder } })
+    return wf.body.id as string
+  }
+  const agedId = (ms: number) => ObjectId.createFromTime(Math.floor((Date.now() - ms) / 1000)).toHexString()
+  // Another replica between locking and recording its run, and another deleting a workflow with its objects.
+  const starting = await lockedBy(newId())
+  const deleting = await lockedBy(`delete-${newId()}`)
+  // A replica that died between the two, or mid-delete, eleven minutes ago.
+  const deadStart = await lockedBy(agedId(11 * 60_000))
+  const deadDelete = await lockedBy(`delete-${agedId(11 * 60_000)}`)
+  await Promise.all(replicas.map((app) => app.services.runs.recover()))
+  const holder = async (id: string) => (await db.collection('workflows').findOne({ _id: id as never }))?.running_run_id ?? null
+  t.not(await holder(starting), null, 'a fresh lock with no run yet is kept')
+  t.not(await holder(deleting), null, 'a delete in progress keeps its lock')
+  t.equal(await holder(deadStart), null, 'an old lock with no run is released')
+  t.equal(await holder(deadDelete), null, 'an old delete lock is released')
+  t.ok(logLines(new RegExp(`"workflow_id":"${deadStart}".*released the run lock`)).length >= 1, 'said so')
+
+  // Alone on the database (single mode) every such lock is a dead process's, as before: released at start.
+  const single = await startTestApp(t, { REPLICA_MODE: 'single', JWT_SECRET: shared.JWT_SECRET, ENCRYPTION_KEY: shared.ENCRYPTION_KEY }, { database: a.database })
+  t.equal(single.app.replica.shared, false)
+  t.equal(await holder(starting), null)
+  t.equal(await holder(deleting), null)
 })
