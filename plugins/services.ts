@@ -126,7 +126,7 @@ export default fp(async (app) => {
     })
     : new SingleOwnership()
   // Another replica shut down and handed its leases back: take a share of them now.
-  // DISABLED app.remoteBus.on('leases.released', () => ownership.poke())
+  app.remoteBus.on('leases.released', () => ownership.poke())
   // A cluster registered or deleted (here or on another replica): its lease is taken or dropped now, not at the next renewal.
   bus.on('cluster.changed', () => ownership.poke())
   app.remoteBus.on('cluster.changed', () => ownership.poke())

@@ -49,6 +49,8 @@ export interface BusEvents {
   'cluster.changed': { owner_id: string; cluster_id: string }
   /** A cluster's connection status changed (health check, test, refresh or new credentials). */
   'cluster.status': { owner_id: string; cluster_id: string; name: string; from: string; to: string; message: string }
+  /** A replica handed its cluster leases back (shutdown): the others take them now rather than at their next renewal. */
+  'leases.released': { replica_id: string }
 }
 
 export type EventName = keyof BusEvents

@@ -10,7 +10,7 @@ export const RELAY_KEY = 'internal:replica-bus'
 
 export const RELAYED_EVENTS = [
   'run.started', 'run.finished', 'resources.changed', 'workflow.archived', 'workflow.deleted',
-  'workflow.status_changed', 'cluster.changed', 'cluster.status',
+  'workflow.status_changed', 'cluster.changed', 'cluster.status', 'leases.released',
 ] as const satisfies readonly EventName[]
 
 type Relayed = typeof RELAYED_EVENTS[number]

@@ -54,6 +54,8 @@ export interface LeasedOwnershipDeps {
   clusterIds(): Promise<string[]>
   log?: { warn(obj: object, msg: string): void; info?(obj: object, msg: string): void }
   now?: () => number
+  /** Told once this replica's leases are back (shutdown), so the other replicas can be told to take them now. */
+  onReleased?: () => void
 }
 
 interface Held { epoch: number; until: number }
@@ -122,6 +124,7 @@ export class LeasedOwnership implements ClusterOwnership {
     try {
       await this.deps.leases.releaseAll(this.deps.replicaId)
       await this.deps.leases.unregister(this.deps.replicaId)
+      this.deps.onReleased?.()
     } catch (err) {
       // They expire within a TTL instead.
       this.deps.log?.warn({ err: { message: String((err as Error)?.message ?? err) } }, 'leases: handing the cluster leases back failed')
