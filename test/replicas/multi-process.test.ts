@@ -219,7 +219,7 @@ t.test('kill -9 of the lease holder: a survivor takes the cluster within the lea
   const bound = h.config.leaseTtlMs + h.config.leaseTtlMs / 3
   t.ok(takeover <= bound + 500, `taken over in ${takeover} ms (lease TTL ${h.config.leaseTtlMs} + one renewal period ${h.config.leaseTtlMs / 3}, + 500 ms for a loaded machine)`)
   t.ok(Number(next.lease.epoch) > Number(before.epoch), `the epoch moved on (${before.epoch} → ${next.lease.epoch})`)
-  t.ok(survivors.includes(next.replica), `replica ${next.replica.index} holds it now`)
+  t.ok(survivors.includes(next.replica), `replica ${next.replica.index + 1} (of 1–3) holds it now`)
   await waitFor('the new holder to watch the workflow\'s namespace', async () => Object.keys(countByPath(await h.watches(), 'takeover')).length > 0, 10_000, 50)
   await h.kubectl('scale', 'deployment', 'web', '-n', 'takeover', '--replicas=3')
   const events = await s.until('the scaled deployment\'s ready count on the surviving replica\'s stream', (e) => e.some((x) => x.type === 'node_update' && x.data.node_id === 'n-web' && x.data.status?.ready === '3/3'), 15_000)
