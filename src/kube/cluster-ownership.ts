@@ -106,8 +106,9 @@ export class LeasedOwnership implements ClusterOwnership {
     await this.round()
   }
 
-  poke(): void {
-    if (!this.stopped) void this.round()
+  /** Settles when the round it asked for is done (tests). */
+  poke(): Promise<void> {
+    return this.stopped ? Promise.resolve() : this.round()
   }
 
   async stop(): Promise<void> {

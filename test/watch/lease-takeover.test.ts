@@ -42,12 +42,24 @@ t.test('one replica watches the deployed workflow; after it closes, the other ta
   const wf = await call(a, 'POST', '/v1/api/workflows', { name: 'shop', cluster_id: 'sim' })
   t.equal(wf.status, 201)
   t.equal((await call(a, 'POST', `/v1/api/workflows/${wf.body.id}/save`, { nodes: [deployment('n-web', 'web', 'shop', 'nginx:1')], edges: [] })).status, 200)
-  const finished = a.app.bus.next('run.finished', (e) => e.workflow_id === wf.body.id)
-  const run = await call(a, 'POST', `/v1/api/workflows/${wf.body.id}/run`, {})
+  // The run is taken by the replica that does not hold the cluster: it follows the run's objects for the
+  // run's readiness wait only, while the holder (told by remoteBus) stores and announces every transition.
+  const published = new Map<TestApp, BusEvents['resource.status'][]>(apps.map((x) => [x, []]))
+  for (const x of apps) x.app.bus.on('resource.status', (e) => published.get(x)!.push(e))
+  const finished = other.app.bus.next('run.finished', (e) => e.workflow_id === wf.body.id)
+  const run = await call(other, 'POST', `/v1/api/workflows/${wf.body.id}/run`, {})
   t.ok(run.status === 200 || run.status === 202, 'run accepted')
   const done = await finished
   const record = await a.app.db.collection('workflow_runs').findOne({ _id: done.run_id as never })
-  t.equal(done.status, 'completed', `the run completed (${record?.error ?? ''})`)
+  t.equal(done.status, 'completed', `the run completed: its wait saw the Deployment ready (${record?.error ?? ''})`)
+  t.same(published.get(other), [], 'the replica running it published no status of a cluster it does not hold')
+  await waitFor('the holder announcing the Deployment running', () => published.get(holder)!.some((e) => e.kind === 'Deployment' && e.new_status === 'running'), 10_000)
+  await waitFor('pod records written by the holder', async () => {
+    const docs = await a.app.db.collection('resources').find({ kind: 'Pod', status: { $ne: 'deleted' } }).toArray()
+    return docs.length > 0 && docs.every((d) => d.watch_epoch === watchOf(holder).ownership.epoch(clusterId))
+  }, 10_000)
+  const pods = await a.app.db.collection('resources').find({ kind: 'Pod' }).toArray()
+  t.ok(pods.every((d) => d.watch_epoch === undefined || d.watch_epoch === watchOf(holder).ownership.epoch(clusterId)), 'no pod record written with another epoch')
 
   // The holder follows the Deployment (and its namespace); the other replica, once the run is over, nothing
   // (while the run waited for readiness, the replica running it followed the Deployment for its wait only).
