@@ -317,7 +317,8 @@ export class DatabaseStreamHub implements StreamHub {
       const docs = await this.events.after(this.watermark, this.tailBatch)
       if (this.closed) return
       const held = this.take(docs, Date.now())
-      if (held !== null) { this.stats.held++; next = Math.min(this.pollMs, held) }
+      // A missing id is usually an insert a moment from visible: look again sooner than the poll period.
+      if (held !== null) { this.stats.held++; next = Math.min(held, Math.max(5, this.pollMs / 4)) }
       else if (docs.length === this.tailBatch) next = 0
       this.pollFailures = 0
     } catch (err) {
