@@ -265,7 +265,7 @@ async function shared(): Promise<void> {
   out.write(line('database hub, same replica', own))
   out.write(line('database hub, another replica', cross))
   out.write(`tail queries per replica while idle: ${rates.map((r) => r.toFixed(1)).join(', ')} per second (1000 / EVENT_POLL_MS = ${(1000 / pollMs).toFixed(1)})\n`)
-  out.write(`skipped ids: ${a.stats.skippedIds + b.stats.skippedIds}; load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}\n`)
+  out.write(`tail reads held at a missing id: ${a.stats.held + b.stats.held}; skipped ids: ${a.stats.skippedIds + b.stats.skippedIds}; load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}\n`)
 }
 
 async function waitFor(cond: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<void> {
