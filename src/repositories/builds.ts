@@ -114,9 +114,13 @@ export class BuildRepository {
     return docs.map((d) => toBuild({ ...d, logs: [] }))
   }
 
-  /** Progress of a build still running; null when it has ended meanwhile (the write is refused). */
-  async progress(id: string, fields: BuildProgress): Promise<BuildDoc | null> {
-    return this.c.findOneAndUpdate({ _id: id, status: running }, { $set: { ...fields, updated_at: new Date() } }, { returnDocument: 'after', ...NO_LOGS })
+  /**
+   * Progress of a build still running; null when it has ended meanwhile, or, given `instanceId`, when another
+   * process has taken it over (the write is refused either way).
+   */
+  async progress(id: string, fields: BuildProgress, instanceId?: string): Promise<BuildDoc | null> {
+    const filter: Filter<BuildDoc> = { _id: id, status: running, ...(instanceId && { instance_id: instanceId }) }
+    return this.c.findOneAndUpdate(filter, { $set: { ...fields, updated_at: new Date() } }, { returnDocument: 'after', ...NO_LOGS })
   }
 
   /** Records the end; null when the build had already ended (cancelled, or finished by another process). */
@@ -140,8 +144,16 @@ export class BuildRepository {
     return res.modifiedCount === 1
   }
 
-  async heartbeat(ids: string[], at: Date): Promise<void> {
-    if (ids.length) await this.c.updateMany({ _id: { $in: ids }, status: running }, { $set: { heartbeat_at: at } })
+  /**
+   * Marks the builds `instanceId` follows alive. Answers those of `ids` another process took over meanwhile
+   * (this one went silent for three periods and was taken for dead): the caller must stop following them.
+   */
+  async heartbeat(ids: string[], at: Date, instanceId: string): Promise<string[]> {
+    if (!ids.length) return []
+    const res = await this.c.updateMany({ _id: { $in: ids }, status: running, instance_id: instanceId }, { $set: { heartbeat_at: at } })
+    if (res.matchedCount === ids.length) return []
+    const lost = await this.c.find({ _id: { $in: ids }, status: running, instance_id: { $ne: instanceId } }, { projection: { _id: 1 } }).toArray()
+    return lost.map((d) => d._id)
   }
 
   /** Shutdown: this process stops following these builds; the next one to sweep takes them over at once. */

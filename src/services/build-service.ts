@@ -103,7 +103,7 @@ export class BuildService {
     this.heartbeat = new Heartbeat({
       periodMs: this.deps.config.heartbeatMs,
       // Builds taken over but still being re-attached are this process's too: unmarked, a slow cluster would let another replica take them again.
-      beat: (at) => this.deps.builds.heartbeat([...this.active.keys(), ...this.reattaching], at),
+      beat: async (at) => { for (const id of await this.deps.builds.heartbeat([...this.active.keys(), ...this.reattaching], at, this.instanceId)) this.letGo(id) },
       sweep: () => this.sweep(),
       onError: (err) => this.deps.log.warn({ err: { message: String((err as Error)?.message) } }, 'build heartbeat failed'),
     })
@@ -270,7 +270,8 @@ export class BuildService {
   private saver(id: string, current: () => Active): CoalescingWriter {
     return coalescingWriter(async () => {
       const run = current()
-      const doc = await this.deps.builds.progress(id, { ...run.state, logs: run.log.lines(), logs_truncated: run.log.truncated })
+      // Only while this process holds the build: one that lost it to another replica must not overwrite that one's log.
+      const doc = await this.deps.builds.progress(id, { ...run.state, logs: run.log.lines(), logs_truncated: run.log.truncated }, this.instanceId)
       if (!doc && !run.terminal) run.follower?.stop()
     })
   }
@@ -508,6 +509,15 @@ export class BuildService {
     if (this.closing) { await this.deps.builds.release([doc._id]); return }
     this.deps.log.info({ build_id: doc._id, status: doc.status }, `build ${doc._id} re-attached after a restart`)
     this.launch(doc, kc, registry, credentials, false)
+  }
+
+  /** Another replica took this build over (this process was silent too long): stop following it, write nothing more. */
+  private letGo(id: string): void {
+    const run = this.active.get(id)
+    if (!run || run.stopped) return
+    run.stopped = true
+    run.follower?.stop()
+    this.deps.log.warn({ build_id: id }, `build ${id} was taken over by another replica while this one was unresponsive: no longer followed here`)
   }
 
   /** Shutdown: stop following (the Jobs go on in their clusters) and hand the builds to the next process at once. */

@@ -30,7 +30,9 @@ const kubectl = async (...args: string[]) => (await run('kubectl', ['--kubeconfi
 await kubectl('create', 'namespace', NS)
 const repo = await git.addRepo('app', { Dockerfile: DOCKERFILE, 'run.sh': 'echo hi\n' })
 
-const HEARTBEAT_MS = 100
+// Stale after three periods (1.5 s): a replica's event loop held longer than that on a loaded machine is taken
+// for dead and its build taken over (at 100 ms both replicas took the build in turn).
+const HEARTBEAT_MS = 500
 const config = testConfig({
   MONGODB_URI: db.uri, MONGODB_DB: db.dbName, LOG_LEVEL: 'info', ALLOW_INSECURE_CLUSTERS: true, RUN_HEARTBEAT_MS: HEARTBEAT_MS, REPLICA_MODE: 'shared',
   JWT_SECRET: randomBytes(32).toString('hex'), ENCRYPTION_KEY: randomBytes(32).toString('base64'),
@@ -46,6 +48,8 @@ async function start(): Promise<Replica> {
 }
 
 const stored = (id: string) => db.db.collection<BuildDoc>('builds').findOne({ _id: id })
+/** The two replicas the first test leaves running, for the next. */
+let later: { b: Replica; c: Replica; owner: Record<string, string>; registryId: string } | undefined
 
 t.test('two replicas starting together: one takes the stopped replica\'s build over, the Job is not created again', async (t) => {
   const first = await start()
@@ -75,6 +79,7 @@ t.test('two replicas starting together: one takes the stopped replica\'s build o
   sim.faults.failNext(1, 422, { method: 'POST', pathPrefix: `/apis/batch/v1/namespaces/${NS}/jobs`, message: 'tripwire: a Job create' })
 
   const [b, c] = await Promise.all([start(), start()])
+  later = { b, c, owner: owner.headers, registryId: reg.body.id }
   const ended: string[] = []
   for (const r of [b, c]) r.app.bus.on('build.changed', (e) => { if (e.build_id === id && e.status === 'completed') ended.push(r.app.replica.id) })
   const taken = await waitFor('taken over', async () => { const d = await stored(id); return d && d.instance_id !== firstInstance && d }, 20_000, 20)
@@ -97,10 +102,12 @@ t.test('two replicas starting together: one takes the stopped replica\'s build o
 })
 
 t.test('ten takers racing with the same view of an abandoned build: one claim matches', async (t) => {
-  const repo = new BuildRepository(db.db)
+  // Its own database: the replicas of the other tests would take this build over first.
+  const own = await startTestDatabase(t)
+  const repo = new BuildRepository(own.db)
   const at = new Date(Date.now() - 60_000)
   const id = repo.newId()
-  await db.db.collection<BuildDoc>('builds').insertOne({
+  await own.db.collection<BuildDoc>('builds').insertOne({
     _id: id, owner_id: 'u', repo_url: 'http://x', branch: null, commit: null, context_dir: '.', dockerfile: 'Dockerfile', build_args: {}, registry_id: 'r',
     image_name: 'i', image_tag: 't', cluster: 'c', cluster_id: 'c', namespace: NS, workflow_id: null, node_id: null, status: 'building', phase: 'build',
     progress: 50, image_ref: null, image_digest: null, error: null, node_updated: null, job_name: `build-${id}`, logs: [], logs_truncated: false,
@@ -109,5 +116,34 @@ t.test('ten takers racing with the same view of an abandoned build: one claim ma
   const [seen] = (await repo.abandoned('taker', new Date())).filter((d) => d._id === id)
   const wins = await Promise.all(Array.from({ length: 10 }, (_, i) => repo.claim(id, seen, `taker-${i}`)))
   t.equal(wins.filter(Boolean).length, 1, 'one taker')
-  t.equal((await stored(id))!.instance_id, `taker-${wins.indexOf(true)}`)
+  t.equal((await own.db.collection<BuildDoc>('builds').findOne({ _id: id }))!.instance_id, `taker-${wins.indexOf(true)}`)
+})
+
+t.test('a replica that lost its build to another (it was silent too long) stops following it and writes nothing more', async (t) => {
+  if (!later) throw new Error('needs the replicas of the first test')
+  const { b, c } = later
+  const hold = sim.failingBuilds.hold('team/fenced', 'build')
+  t.teardown(() => hold.release())
+  const res = await b.app.inject({ method: 'POST', url: '/v1/api/builds/start', headers: later.owner, payload: { repo_url: repo.url, registry_id: later.registryId, image_name: 'team/fenced', image_tag: 'v1', cluster: 'sim', namespace: NS } })
+  t.equal(res.statusCode, 201, res.body)
+  const id = res.json().id as string
+  await hold.reached
+  await waitFor('building, with lines kept', async () => { const d = await stored(id); return d?.status === 'building' && d.logs.length > 0 }, 20_000, 20)
+  const ended: string[] = []
+  for (const r of [b, c]) r.app.bus.on('build.changed', (e) => { if (e.build_id === id && e.status === 'completed') ended.push(r.app.replica.id) })
+  // As if b had been frozen for three periods and a replica since gone had taken the build over.
+  await db.db.collection<BuildDoc>('builds').updateOne({ _id: id }, { $set: { instance_id: 'replica-gone-since', heartbeat_at: new Date(Date.now() - 60_000) } })
+  // b notices at its next heartbeat (its mark no longer matches) or at its next progress write (refused): it stops following.
+  await b.app.services.builds.finished(id)
+  t.pass('b no longer follows the build')
+  // Nobody beats for the vanished taker: one of the live replicas takes the build over and follows it to the end.
+  await waitFor('taken over again', async () => { const d = await stored(id); return d && d.instance_id !== 'replica-gone-since' && d.heartbeat_at.getTime() > Date.now() - 1000 }, 20_000, 20)
+  hold.release()
+  const done = await waitFor('the outcome', async () => { const d = await stored(id); return d && ['completed', 'failed'].includes(d.status) && d }, 30_000, 20)
+  t.equal(done.status, 'completed', done.error ?? '')
+  await waitFor('the end announced', async () => ended.length > 0, 5000, 10)
+  t.equal(ended.length, 1, 'the end is announced once')
+  const lines = done.logs.map((l) => l.line)
+  t.equal(lines.filter((l) => /load build definition from Dockerfile/.test(l)).length, 1, 'no line twice')
+  t.ok(lines.some((l) => /pushing manifest/.test(l)), 'the lines after the takeover are kept')
 })
