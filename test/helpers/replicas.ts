@@ -112,7 +112,8 @@ export async function startReplicas(t: Teardown, options: ReplicaOptions = {}): 
   // One teardown, in order: the servers (SIGKILL), the driver, then the database (SIGTERM, SIGKILL if it lingers).
   t.teardown(async () => {
     // What the servers said is the only trace of a cross-process failure: the tail of each goes to the report.
-    if (t.passing && !t.passing()) for (const r of replicas) t.comment?.(`replica ${r.index + 1} (pid ${r.pid}), last lines:\n${r.output().split('\n').slice(-25).join('\n')}`)
+    // Request lines are left out: they say nothing the test's own assertions do not.
+    if (t.passing && !t.passing()) for (const r of replicas) t.comment?.(`replica ${r.index + 1} (pid ${r.pid}), last lines:\n${r.output().split('\n').filter((l) => !l.includes('"reqId"')).slice(-25).join('\n')}`)
     await Promise.all(replicas.map((r) => r.kill()))
     await mongo?.close(true).catch(() => undefined)
     const child = dbChild

@@ -69,7 +69,10 @@ t.test('a run started on replica 1 streams to a subscriber on replica 2', async 
   for (const n of run.nodes as Array<{ node_id: string; kind: string }>) {
     t.ok(updates.some((u) => u.data.node_id === n.node_id && u.data.kind === n.kind), `node_update for ${n.node_id} (${n.kind}) reached replica 2`)
   }
-  t.ok(events.some((e) => e.type === 'status_change'), 'a resource status change (the watch\'s view of the run\'s objects) reached replica 2')
+  // The watch's view comes from the cluster's lease holder, which may not be the replica that ran it: its
+  // status changes are not ordered against the run's own complete, so they may come just after it.
+  const changed = await s.until('a status_change on replica 2', (e) => e.some((x) => x.type === 'status_change'), 10_000).then(() => true, () => false)
+  t.ok(changed, 'a resource status change (the watch\'s view of the run\'s objects) reached replica 2')
   const sync = events.findLast((e) => e.type === 'workflow_sync')
   t.ok(sync, 'workflow_sync reached replica 2')
   t.equal(sync?.data.nodes.find((n: { node_id: string }) => n.node_id === 'n-api')?.status.state, 'running', 'with the deployment running')
