@@ -6,7 +6,8 @@
 //      untouched), against the tail's nominal rate (1000 / EVENT_POLL_MS); plus CPU of every process;
 //   2. event latency: a run's events, from the publishing replica's `at` stamp in the events collection to
 //      the frame parsed by a subscriber on another replica, against a subscriber on the publishing replica;
-//   3. GET /v1/api/workflows/:id throughput over 3 replicas, against the same over 1 (after two are killed);
+//   3. GET /v1/api/workflows/:id throughput: the load on 3 replicas against the same load on replica 1 alone, in
+//      alternating rounds (equally warm processes), and once more on the last replica left after the takeovers;
 //   4. takeover: kill -9 of the lease holder → another replica holds the lease, and → it watches again,
 //      against the bound LEASE_TTL_MS + one renewal period (TTL/3). Done twice (3 → 2 → 1 replicas).
 // The machine has few cores (printed): load, subscribers and replicas share them, so latency and req/s are
@@ -136,8 +137,8 @@ async function idleLoad(h: ReplicaHarness, label: string): Promise<{ dbCpuPct: n
   return { dbCpuPct }
 }
 
-async function throughput(h: ReplicaHarness, id: string, label: string): Promise<number> {
-  const live = h.replicas.filter((r) => r.alive)
+async function throughput(h: ReplicaHarness, id: string, label: string, serving = h.replicas.filter((r) => r.alive)): Promise<number> {
+  const live = serving
   const load = (duration: number) => autocannon({
     // autocannon spreads the connections over several URLs; its types only name one.
     url: live.map((r) => `${r.base}/v1/api/workflows/${id}`) as unknown as string, connections: CONNECTIONS - (CONNECTIONS % live.length), duration,
@@ -176,6 +177,18 @@ async function main(h: ReplicaHarness): Promise<void> {
   const id = await h.workflow(r1, shopGraph({ namespace: ns }), 'bench')
   const idle3 = await idleLoad(h, '3 replicas')
 
+  // ---- throughput: the load on replica 1 alone, then spread over all 3, alternately (processes equally warm) ----
+  console.log(`\n[GET /v1/api/workflows/:id] autocannon from this process, ${CONNECTIONS} connections spread over the serving replicas, ${SECONDS} s per round, 1 and 3 alternately, twice (${os.cpus().length} cores shared by load generator, replicas, database)`)
+  const one: number[] = []
+  const three: number[] = []
+  for (let round = 1; round <= 2; round++) {
+    one.push(await throughput(h, id, `round ${round}, 1 replica serving (2 idle)`, [r1]))
+    three.push(await throughput(h, id, `round ${round}, 3 replicas serving`, [r1, r2, r3]))
+  }
+  const rps3 = (three[0]! + three[1]!) / 2
+  const rps1Early = (one[0]! + one[1]!) / 2
+  console.log(`  3 replicas / 1 replica: ×${fmt(rps3 / rps1Early, 2)} (means of the rounds; on ${os.cpus().length} cores three processes compete with each other and the load generator)`)
+
   // ---- event latency ----
   const subs: Array<{ name: string; stream: SseStream; received: Map<number, number> }> = []
   for (const [name, r] of [['same replica (1)', r1], ['other replica (2)', r2], ['other replica (3)', r3]] as const) {
@@ -205,15 +218,13 @@ async function main(h: ReplicaHarness): Promise<void> {
     s.stream.close()
   }
 
-  // ---- throughput with 3, then takeovers 3 → 2 → 1, then throughput with 1 ----
-  console.log(`\n[GET /v1/api/workflows/:id] autocannon from this process, ${CONNECTIONS} connections spread over the replicas, ${SECONDS} s (${os.cpus().length} cores shared by load generator, replicas, database)`)
-  const rps3 = await throughput(h, id, '3 replicas')
+  // ---- takeovers 3 → 2 → 1, then throughput with 1 ----
   console.log(`\n[takeover after kill -9 of the lease holder] lease polled every 10 ms, watches every 10 ms`)
   await takeover(h, ns, '3 → 2 replicas')
   await takeover(h, ns, '2 → 1 replica')
   console.log('')
-  const rps1 = await throughput(h, id, '1 replica')
-  console.log(`  3 replicas / 1 replica: ×${fmt(rps3 / rps1, 2)} (on ${os.cpus().length} cores the replicas compete with each other and the load generator)`)
+  const rps1 = await throughput(h, id, '1 replica left alive after the takeovers')
+  console.log(`  against the 3-replica mean before: ×${fmt(rps3 / rps1, 2)}`)
   const idle1 = await idleLoad(h, '1 replica')
   console.log(`  database CPU added by each further idle replica: ${fmt((idle3.dbCpuPct - idle1.dbCpuPct) / 2, 2)} % (3 replicas ${fmt(idle3.dbCpuPct)} %, 1 replica ${fmt(idle1.dbCpuPct)} %)`)
   console.log(`\nload average at end ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`)
