@@ -39,7 +39,9 @@ export default fp(async (app) => {
       const { ready, ...rest } = status as NodeStatus
       return typeof ready === 'string' ? status as NodeStatus : rest as NodeStatus
     },
-    tracked: async (ownerId, workflowId, nodeIds) => (await Promise.all(nodeIds.map((n) => services.resources.findForNode(ownerId, workflowId, n)))).flat(),
+    // What this replica derived itself is at least as fresh as the record (which the cluster's holder writes).
+    tracked: async (ownerId, workflowId, nodeIds) => (await Promise.all(nodeIds.map((n) => services.resources.findForNode(ownerId, workflowId, n))))
+      .flat().map((r) => ({ ...r, ...services.resourceWatch.liveStatus(r.id) })),
   })
   app.decorate('streams', hub)
   // Per-user caps on open streams, terminals and followed logs (src/events/sse.ts, the terminal and log routes).

@@ -228,6 +228,16 @@ export class ResourceWatchService {
   /** Resources followed now. */
   watchedCount(): number { return this.watched.size }
 
+  /**
+   * The status this replica last derived for a resource it follows, or null. In shared mode the replica that
+   * ran a workflow follows its objects for the run's wait while another replica (the cluster's holder)
+   * writes their records, which may not have landed yet when the run finishes.
+   */
+  liveStatus(resourceId: string): { status: ResourceStatus; status_message: string; ready: string | null; counters: Counters } | null {
+    const w = this.watched.get(resourceId)
+    return w?.seen ? { status: w.status, status_message: w.message, ready: w.ready, counters: w.counters } : null
+  }
+
   /** Resolves when every queued store/publish has been done (tests, shutdown). */
   async idle(): Promise<void> {
     await Promise.allSettled([...this.watched.values()].map((w) => w.chain))
