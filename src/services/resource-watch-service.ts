@@ -49,6 +49,9 @@ const WORKLOAD_KINDS = new Set(['Deployment', 'StatefulSet', 'DaemonSet', 'Repli
 const SEVERITY: ResourceStatus[] = ['failed', 'warning', 'pending', 'unknown', 'running', 'completed', 'deleted']
 /** At most one connection-log line per cluster in this window; the rest are counted into the next. */
 const RECONNECT_LOG_WINDOW_MS = 60_000
+/** How long (and how many) statuses derived by a finished local run on another replica's cluster are kept for its closing sync. */
+const UNFOLLOWED_MEMORY_MS = 60_000
+const UNFOLLOWED_MEMORY_MAX = 10_000
 /** How long a resource seen deleted is kept from being revived by a reconcile that read its record too early. */
 const GONE_MEMORY_MS = 10 * 60_000
 
@@ -90,6 +93,7 @@ interface Watched {
 
 /** What a run's wait is told: the object's latest derived status, or that it is not (or no longer) followed. */
 export interface AwaitedStatus { settled: boolean; followed: boolean; last: DerivedStatus | null }
+export interface LiveStatus { status: ResourceStatus; status_message: string; ready: string | null; counters: Counters }
 export interface ObjectRef { kind: string; name: string; namespace: string | null }
 
 interface Waiter { accept(d: DerivedStatus, resourceVersion: string | undefined): boolean; finish(settled: boolean): void; last: DerivedStatus | null }
@@ -135,6 +139,8 @@ export class ResourceWatchService {
   readonly ownership: ClusterOwnership
   /** Runs waiting for a followed resource's status, by resource id. */
   private readonly waiters = new Map<string, Set<Waiter>>()
+  /** Resource id → what a local run's wait last derived, kept a moment after the run's objects are unfollowed. */
+  private readonly unfollowedRuns = new Map<string, { at: number; status: LiveStatus }>()
   private offBus: Array<() => void> = []
   private closed = false
 
@@ -233,9 +239,12 @@ export class ResourceWatchService {
    * ran a workflow follows its objects for the run's wait while another replica (the cluster's holder)
    * writes their records, which may not have landed yet when the run finishes.
    */
-  liveStatus(resourceId: string): { status: ResourceStatus; status_message: string; ready: string | null; counters: Counters } | null {
+  liveStatus(resourceId: string): LiveStatus | null {
     const w = this.watched.get(resourceId)
-    return w?.seen ? { status: w.status, status_message: w.message, ready: w.ready, counters: w.counters } : null
+    if (w?.seen) return { status: w.status, status_message: w.message, ready: w.ready, counters: w.counters }
+    // The run's reconcile may unfollow them before its closing sync reads them.
+    const last = this.unfollowedRuns.get(resourceId)
+    return last && Date.now() - last.at < UNFOLLOWED_MEMORY_MS ? last.status : null
   }
 
   /** Resolves when every queued store/publish has been done (tests, shutdown). */
@@ -427,6 +436,7 @@ export class ResourceWatchService {
   private unwatch(w: Watched, why: 'deleted' | 'unfollowed' | 'closing'): void {
     if (this.watched.get(w.id) !== w) return
     this.watched.delete(w.id)
+    if (why === 'unfollowed' && w.seen && !this.ownership.owns(w.cluster_id)) this.rememberUnfollowed(w)
     for (const off of w.off) off()
     w.off = []
     for (const x of [...(this.waiters.get(w.id) ?? [])]) x.finish(false)
@@ -441,6 +451,17 @@ export class ResourceWatchService {
         this.podSubs.delete(k)
       }
     }
+  }
+
+  /** Bounded: the last statuses of a finished run's objects on a cluster another replica holds. */
+  private rememberUnfollowed(w: Watched): void {
+    const now = Date.now()
+    for (const [id, last] of this.unfollowedRuns) {
+      if (this.unfollowedRuns.size < UNFOLLOWED_MEMORY_MAX && now - last.at < UNFOLLOWED_MEMORY_MS) break
+      this.unfollowedRuns.delete(id)
+    }
+    this.unfollowedRuns.delete(w.id)
+    this.unfollowedRuns.set(w.id, { at: now, status: { status: w.status, status_message: w.message, ready: w.ready, counters: w.counters } })
   }
 
   // Pods as records

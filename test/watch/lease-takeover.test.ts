@@ -47,12 +47,20 @@ t.test('one replica watches the deployed workflow; after it closes, the other ta
   const published = new Map<TestApp, BusEvents['resource.status'][]>(apps.map((x) => [x, []]))
   for (const x of apps) x.app.bus.on('resource.status', (e) => published.get(x)!.push(e))
   const finished = other.app.bus.next('run.finished', (e) => e.workflow_id === wf.body.id)
+  const stream = other.app.streams.subscribe(`workflow:${wf.body.id}`)
+  t.teardown(() => stream.close())
   const run = await call(other, 'POST', `/v1/api/workflows/${wf.body.id}/run`, {})
   t.ok(run.status === 200 || run.status === 202, 'run accepted')
   const done = await finished
   const record = await a.app.db.collection('workflow_runs').findOne({ _id: done.run_id as never })
   t.equal(done.status, 'completed', `the run completed: its wait saw the Deployment ready (${record?.error ?? ''})`)
   t.same(published.get(other), [], 'the replica running it published no status of a cluster it does not hold')
+  // The run's closing sync (just before its `complete`) shows what the run's own wait saw, even when the
+  // holder has not stored it yet.
+  const events: Array<{ type: string; data: unknown }> = []
+  for await (const ev of stream) { events.push(ev); if (ev.type === 'complete') break }
+  const closingSync = events.filter((ev) => ev.type === 'workflow_sync').at(-1)?.data as { nodes: Array<{ node_id: string; status: { state: string } }> } | undefined
+  t.equal(closingSync?.nodes.find((n) => n.node_id === 'n-web')?.status.state, 'running', 'the closing workflow_sync shows the Deployment running')
   await waitFor('the holder announcing the Deployment running', () => published.get(holder)!.some((e) => e.kind === 'Deployment' && e.new_status === 'running'), 10_000)
   await waitFor('pod records written by the holder', async () => {
     const docs = await a.app.db.collection('resources').find({ kind: 'Pod', status: { $ne: 'deleted' } }).toArray()
