@@ -30,9 +30,10 @@ const kubectl = async (...args: string[]) => (await run('kubectl', ['--kubeconfi
 await kubectl('create', 'namespace', NS)
 const repo = await git.addRepo('app', { Dockerfile: DOCKERFILE, 'run.sh': 'echo hi\n' })
 
-// Stale after three periods (1.5 s): a replica's event loop held longer than that on a loaded machine is taken
-// for dead and its build taken over (at 100 ms both replicas took the build in turn).
-const HEARTBEAT_MS = 500
+// Stale after three periods (3 s). A build being re-attached is not marked alive until it is launched, so a
+// re-attach slower than that (two replicas starting at once on a loaded machine) lets the other replica take
+// it again, and the first let go of it (at 500 ms both re-attached it about one run in three).
+const HEARTBEAT_MS = 1000
 const config = testConfig({
   MONGODB_URI: db.uri, MONGODB_DB: db.dbName, LOG_LEVEL: 'info', ALLOW_INSECURE_CLUSTERS: true, RUN_HEARTBEAT_MS: HEARTBEAT_MS, REPLICA_MODE: 'shared',
   JWT_SECRET: randomBytes(32).toString('hex'), ENCRYPTION_KEY: randomBytes(32).toString('base64'),

@@ -16,7 +16,9 @@ import { RunRepository, type RunDoc } from '../../src/repositories/runs.ts'
 import { ImportSessionRepository, type ImportSessionDoc } from '../../src/repositories/import-sessions.ts'
 import type { App } from '../../src/app-types.ts'
 
-const HEARTBEAT_MS = 200
+// Stale after three periods (1.5 s): shorter, a replica whose event loop a loaded machine holds that long is
+// taken for dead and its live run failed by the other.
+const HEARTBEAT_MS = 500
 const sim = await startTestCluster(t)
 // Replicas of one service share their secrets: a token or a sealed credential from one is good on the other.
 const shared = {
