@@ -6,6 +6,7 @@
 import t from 'tap'
 import { randomBytes } from 'node:crypto'
 import { startTestApp } from '../helpers/app.ts'
+import { startTestDatabase } from '../helpers/database.ts'
 import { registerUser } from '../helpers/auth.ts'
 import { startTestCluster, simClusterBody } from '../helpers/kube.ts'
 import { waitFor } from '../kube-sim/test-helpers.ts'
@@ -79,18 +80,23 @@ t.test('20 concurrent run requests split across two replicas: one run, the other
   t.ok(next.body.nodes.every((n: { action: string }) => n.action === 'unchanged'), 'the second run changed nothing')
 })
 
+function deadRunDoc(runId: string, workflowId: string, agoMs: number): RunDoc {
+  const at = new Date(Date.now() - agoMs)
+  return {
+    _id: runId, owner_id: owner.user.id, workflow_id: workflowId, version: 1, cluster: 'sim', cluster_id: cluster.body.id, namespace: null,
+    status: 'running', dry_run: false, started_at: at, finished_at: null, duration_ms: null, triggered_by: owner.user.id,
+    nodes: [], logs: ['Applying ConfigMap a'], error: null, instance_id: 'replica-that-died', heartbeat_at: at,
+  }
+}
+
 /** A run left `running` by a replica that died `agoMs` ago (its last heartbeat), holding its workflow's lock. */
 async function deadRun(agoMs: number): Promise<{ runId: string; workflowId: string }> {
   const wf = await call(a.app, 'POST', '/v1/api/workflows', { name: `dead-${newId()}`, cluster_id: 'sim' })
   const workflowId = wf.body.id as string
   const runId = newId()
-  const at = new Date(Date.now() - agoMs)
-  await db.collection<RunDoc>('workflow_runs').insertOne({
-    _id: runId, owner_id: owner.user.id, workflow_id: workflowId, version: 1, cluster: 'sim', cluster_id: cluster.body.id, namespace: null,
-    status: 'running', dry_run: false, started_at: at, finished_at: null, duration_ms: null, triggered_by: owner.user.id,
-    nodes: [], logs: ['Applying ConfigMap a'], error: null, instance_id: 'replica-that-died', heartbeat_at: at,
-  })
+  // Locked first, as a run is: the replicas' periodic sweeps may fail the run the moment it is inserted.
   await db.collection('workflows').updateOne({ _id: workflowId as never }, { $set: { running_run_id: runId } })
+  await db.collection<RunDoc>('workflow_runs').insertOne(deadRunDoc(runId, workflowId, agoMs))
   return { runId, workflowId }
 }
 
@@ -111,7 +117,10 @@ t.test('both replicas sweep one abandoned run at once: exactly one fails it and 
 })
 
 t.test('a run whose replica beat again after the sweep read it is not failed', async (t) => {
-  const { runId } = await deadRun(10 * HEARTBEAT_MS)
+  // Its own database: the two replicas' periodic sweeps would fail the run before the steps below.
+  const { db } = await startTestDatabase(t)
+  const runId = newId()
+  await db.collection<RunDoc>('workflow_runs').insertOne(deadRunDoc(runId, newId(), 10 * HEARTBEAT_MS))
   const repo = new RunRepository(db)
   const [seen] = (await repo.abandoned('sweeper', new Date(Date.now() - 3 * HEARTBEAT_MS))).filter((d) => d._id === runId)
   t.ok(seen, 'the sweep saw it abandoned')
@@ -146,13 +155,17 @@ t.test('both replicas sweep one abandoned import at once: exactly one fails it a
     t.equal(importFinished.filter(([, e]) => (e as { import_id: string }).import_id === doc._id).length, 1, 'one import.finished across both replicas')
     t.equal(logLines(new RegExp(`import ${doc._id} was analyzing`)).length, 1, 'one log line')
   }
-  const repo = new ImportSessionRepository(db)
+  // Its own database, away from the replicas' periodic sweeps.
+  const own = await startTestDatabase(t)
+  const repo = new ImportSessionRepository(own.db)
   const alive = deadImport(10 * HEARTBEAT_MS)
-  await db.collection<ImportSessionDoc>('import_sessions').insertOne(alive)
+  await own.db.collection<ImportSessionDoc>('import_sessions').insertOne(alive)
   const outcome = { status: 'failed' as const, progress: 50, message: 'failed', error: 'interrupted', logs: [], analysis_json: null }
-  await db.collection<ImportSessionDoc>('import_sessions').updateOne({ _id: alive._id }, { $set: { heartbeat_at: new Date() } })
+  await own.db.collection<ImportSessionDoc>('import_sessions').updateOne({ _id: alive._id }, { $set: { heartbeat_at: new Date() } })
   t.equal(await repo.settleAbandoned(alive, outcome), null, 'a session marked alive after the sweep read it is left alone')
-  t.equal((await db.collection<ImportSessionDoc>('import_sessions').findOne({ _id: alive._id }))?.status, 'analyzing')
+  t.equal((await own.db.collection<ImportSessionDoc>('import_sessions').findOne({ _id: alive._id }))?.status, 'analyzing')
+  await own.db.collection<ImportSessionDoc>('import_sessions').updateOne({ _id: alive._id }, { $set: { heartbeat_at: alive.heartbeat_at } })
+  t.ok(await repo.settleAbandoned(alive, outcome), 'as read: failed')
 })
 
 t.test('run locks with no unfinished run behind them: a live replica\'s fresh ones are kept, a dead one\'s old ones released', async (t) => {
