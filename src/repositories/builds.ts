@@ -138,9 +138,13 @@ export class BuildRepository {
     return this.c.find({ status: running, instance_id: { $ne: instanceId }, heartbeat_at: { $lt: before } }).toArray()
   }
 
-  /** Takes a build over from a process that went silent; false when another process took it first. */
-  async claim(id: string, from: { instance_id: string; heartbeat_at: Date }, instanceId: string): Promise<boolean> {
-    const res = await this.c.updateOne({ _id: id, status: running, instance_id: from.instance_id, heartbeat_at: from.heartbeat_at }, { $set: { instance_id: instanceId, heartbeat_at: new Date() } })
+  /**
+   * Takes a build over from a process that went silent; false when another process took it first. Its
+   * heartbeat is set to `aliveUntil` (ahead of now): the re-attach that follows may take longer than the
+   * staleness window, and another replica must not take the build meanwhile.
+   */
+  async claim(id: string, from: { instance_id: string; heartbeat_at: Date }, instanceId: string, aliveUntil: Date): Promise<boolean> {
+    const res = await this.c.updateOne({ _id: id, status: running, instance_id: from.instance_id, heartbeat_at: from.heartbeat_at }, { $set: { instance_id: instanceId, heartbeat_at: aliveUntil } })
     return res.modifiedCount === 1
   }
 

@@ -102,10 +102,8 @@ export class BuildService {
   constructor(private readonly deps: BuildServiceDeps) {
     this.heartbeat = new Heartbeat({
       periodMs: this.deps.config.heartbeatMs,
-      // A build another replica took over meanwhile is let go here. Builds still being re-attached are not marked
-      // (marking them made test/builds/restart.test.ts's resumed build miss its last log lines about one run in two,
-      // cause not found): a re-attach slower than three periods can let another replica take the build again, and
-      // this one then lets it go at its first beat after the launch.
+      // A build another replica took over meanwhile is let go here. Builds still being re-attached are not beaten:
+      // their claim already holds them alive for the re-attach's longest time (reattachAliveUntil).
       beat: async (at) => { for (const id of await this.deps.builds.heartbeat([...this.active.keys()], at, this.instanceId)) this.letGo(id) },
       sweep: () => this.sweep(),
       onError: (err) => this.deps.log.warn({ err: { message: String((err as Error)?.message) } }, 'build heartbeat failed'),
@@ -466,7 +464,7 @@ export class BuildService {
     for (const doc of abandoned) {
       // The claim is conditional on the build's holder and heartbeat being as read: of replicas sweeping at
       // once, one takes it over; the others see it unmatched and leave it.
-      if (this.active.has(doc._id) || this.reattaching.has(doc._id) || !(await this.deps.builds.claim(doc._id, doc, this.instanceId))) continue
+      if (this.active.has(doc._id) || this.reattaching.has(doc._id) || !(await this.deps.builds.claim(doc._id, doc, this.instanceId, this.reattachAliveUntil()))) continue
       taken++
       // In the background: an unreachable cluster must not hold up start-up (each call waits up to its timeout).
       this.reattaching.add(doc._id)
@@ -476,6 +474,15 @@ export class BuildService {
       this.attaching.add(attaching)
     }
     return taken
+  }
+
+  /**
+   * A re-attach reads the cluster's credentials, the registry's and the Job (each bounded by the request
+   * timeout); the claim counts as alive for that long plus the usual staleness window, after which the
+   * launched build's own beats take over (a process that dies mid-re-attach is taken for dead that much later).
+   */
+  private reattachAliveUntil(): Date {
+    return new Date(Date.now() + 2 * this.deps.config.requestTimeoutMs)
   }
 
   private async reattach(doc: BuildDoc): Promise<void> {

@@ -7,6 +7,7 @@ import { promisify } from 'node:util'
 import { startTestApp, type TestApp } from '../helpers/app.ts'
 import { registerUser, type TestUser } from '../helpers/auth.ts'
 import { startTestCluster, simClusterBody } from '../helpers/kube.ts'
+import { startTestDatabase } from '../helpers/database.ts'
 import { startGitServer, type GitServer } from '../helpers/git-server.ts'
 import { startTestRegistry, type TestRegistry } from '../helpers/test-registry.ts'
 import { listen, openStream, type SseStream } from '../streams/sse-client.ts'
@@ -86,3 +87,21 @@ export async function buildFixture(t: Teardown, config: Parameters<typeof testCo
 }
 
 export const terminal = (events: Array<{ type: string }>) => events.some((e) => ['complete', 'failed', 'cancelled'].includes(e.type))
+
+/**
+ * What the tests of builds outliving their process need, without an app (each test starts its own
+ * processes on the database): a simulated cluster with the build namespace, the database, a git server with
+ * a buildable repository, a registry that needs a login, and kubectl on the cluster.
+ */
+export async function startBuildWorld(t: Teardown) {
+  const sim = await startTestCluster(t)
+  const db = await startTestDatabase(t)
+  const git = await startGitServer()
+  const registry = await startTestRegistry({ auth: 'bearer' })
+  t.teardown(async () => { await git.close(); await registry.close() })
+  const kubeconfig = sim.kubeconfigPath()
+  const kubectl = async (...args: string[]) => (await run('kubectl', ['--kubeconfig', kubeconfig, ...args], { timeout: 30_000 })).stdout
+  await kubectl('create', 'namespace', NS)
+  const repo = await git.addRepo('app', { Dockerfile: DOCKERFILE, 'run.sh': 'echo hi\n' })
+  return { sim, db, git, registry, kubectl, repo }
+}

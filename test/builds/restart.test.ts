@@ -5,29 +5,15 @@
 import t from 'tap'
 import { randomBytes } from 'node:crypto'
 import { Writable } from 'node:stream'
-import { execFile } from 'node:child_process'
-import { promisify } from 'node:util'
-import { startTestDatabase } from '../helpers/database.ts'
-import { startTestCluster, simClusterBody } from '../helpers/kube.ts'
-import { startGitServer } from '../helpers/git-server.ts'
-import { startTestRegistry } from '../helpers/test-registry.ts'
+import { simClusterBody } from '../helpers/kube.ts'
 import { registerUser } from '../helpers/auth.ts'
 import { waitFor } from '../kube-sim/test-helpers.ts'
 import { buildApp } from '../../src/app.ts'
 import { testConfig } from '../../src/config.ts'
 import type { App } from '../../src/app-types.ts'
-import { DOCKERFILE, NS } from './fixture.ts'
+import { NS, startBuildWorld } from './fixture.ts'
 
-const run = promisify(execFile)
-const sim = await startTestCluster(t)
-const db = await startTestDatabase(t)
-const git = await startGitServer()
-const registry = await startTestRegistry({ auth: 'bearer' })
-t.teardown(async () => { await git.close(); await registry.close() })
-const kubeconfig = sim.kubeconfigPath()
-const kubectl = async (...args: string[]) => (await run('kubectl', ['--kubeconfig', kubeconfig, ...args], { timeout: 30_000 })).stdout
-await kubectl('create', 'namespace', NS)
-const repo = await git.addRepo('app', { Dockerfile: DOCKERFILE, 'run.sh': 'echo hi\n' })
+const { sim, db, registry, kubectl, repo } = await startBuildWorld(t)
 
 const config = testConfig({
   MONGODB_URI: db.uri, MONGODB_DB: db.dbName, LOG_LEVEL: 'info', ALLOW_INSECURE_CLUSTERS: true, RUN_HEARTBEAT_MS: 100,

@@ -5,35 +5,22 @@
 import t from 'tap'
 import { randomBytes } from 'node:crypto'
 import { Writable } from 'node:stream'
-import { execFile } from 'node:child_process'
-import { promisify } from 'node:util'
+import { simClusterBody } from '../helpers/kube.ts'
 import { startTestDatabase } from '../helpers/database.ts'
-import { startTestCluster, simClusterBody } from '../helpers/kube.ts'
-import { startGitServer } from '../helpers/git-server.ts'
-import { startTestRegistry } from '../helpers/test-registry.ts'
 import { registerUser } from '../helpers/auth.ts'
 import { waitFor } from '../kube-sim/test-helpers.ts'
 import { buildApp } from '../../src/app.ts'
 import { testConfig } from '../../src/config.ts'
 import { BuildRepository, type BuildDoc } from '../../src/repositories/builds.ts'
 import type { App } from '../../src/app-types.ts'
-import { DOCKERFILE, NS } from '../builds/fixture.ts'
+import { NS, startBuildWorld } from '../builds/fixture.ts'
 
-const run = promisify(execFile)
-const sim = await startTestCluster(t)
-const db = await startTestDatabase(t)
-const git = await startGitServer()
-const registry = await startTestRegistry({ auth: 'bearer' })
-t.teardown(async () => { await git.close(); await registry.close() })
-const kubeconfig = sim.kubeconfigPath()
-const kubectl = async (...args: string[]) => (await run('kubectl', ['--kubeconfig', kubeconfig, ...args], { timeout: 30_000 })).stdout
-await kubectl('create', 'namespace', NS)
-const repo = await git.addRepo('app', { Dockerfile: DOCKERFILE, 'run.sh': 'echo hi\n' })
+const { sim, db, registry, kubectl, repo } = await startBuildWorld(t)
 
-// Stale after three periods (3 s). A build being re-attached is not marked alive until it is launched, so a
-// re-attach slower than that (two replicas starting at once on a loaded machine) lets the other replica take
-// it again, and the first let go of it (at 500 ms both re-attached it about one run in three).
-const HEARTBEAT_MS = 1000
+// Stale after three periods (0.9 s): shorter than a re-attach on a loaded machine. The claim holds the build
+// alive for the re-attach's longest time, so the other replica does not take it again (before that, at 500 ms
+// both re-attached it about one run in three).
+const HEARTBEAT_MS = 300
 const config = testConfig({
   MONGODB_URI: db.uri, MONGODB_DB: db.dbName, LOG_LEVEL: 'info', ALLOW_INSECURE_CLUSTERS: true, RUN_HEARTBEAT_MS: HEARTBEAT_MS, REPLICA_MODE: 'shared',
   JWT_SECRET: randomBytes(32).toString('hex'), ENCRYPTION_KEY: randomBytes(32).toString('base64'),
@@ -98,7 +85,7 @@ t.test('two replicas starting together: one takes the stopped replica\'s build o
   await waitFor('the end announced', async () => ended.length > 0, 5000, 10)
   t.equal(ended.length, 1, 'the end is announced by one replica')
   t.equal((await kubectl('-n', NS, 'get', 'job', `build-${id}`, '-o', 'jsonpath={.metadata.uid}')).trim(), jobUid, 'the same Job')
-  const again = await run('kubectl', ['--kubeconfig', kubeconfig, '-n', NS, 'create', 'job', 'probe', '--image=busybox'], { timeout: 30_000 }).then(() => '', (err: { stderr?: string }) => String(err.stderr))
+  const again = await kubectl('-n', NS, 'create', 'job', 'probe', '--image=busybox').then(() => '', (err: { stderr?: string }) => String(err.stderr))
   t.match(again, /tripwire: a Job create/, 'no replica tried to create a Job during the takeover (the tripwire was still armed)')
 })
 
@@ -115,7 +102,7 @@ t.test('ten takers racing with the same view of an abandoned build: one claim ma
     created_at: at, started_at: at, finished_at: null, updated_at: at, instance_id: 'dead', heartbeat_at: at,
   })
   const [seen] = (await repo.abandoned('taker', new Date())).filter((d) => d._id === id)
-  const wins = await Promise.all(Array.from({ length: 10 }, (_, i) => repo.claim(id, seen, `taker-${i}`)))
+  const wins = await Promise.all(Array.from({ length: 10 }, (_, i) => repo.claim(id, seen, `taker-${i}`, new Date(Date.now() + 60_000))))
   t.equal(wins.filter(Boolean).length, 1, 'one taker')
   t.equal((await own.db.collection<BuildDoc>('builds').findOne({ _id: id }))!.instance_id, `taker-${wins.indexOf(true)}`)
 })
