@@ -11,10 +11,15 @@ export interface ReplicaIdentity {
   readonly shared: boolean
 }
 
+/** Whether this process shares its database with other replicas (REPLICA_MODE, and auto: MONGODB_URI set). */
+export function isSharedMode(mode: 'auto' | 'single' | 'shared', hasMongoUri: boolean): boolean {
+  return mode === 'shared' || (mode === 'auto' && hasMongoUri)
+}
+
 export function replicaIdentity(mode: 'auto' | 'single' | 'shared', hasMongoUri: boolean): ReplicaIdentity {
   const host = hostname().replace(/[^A-Za-z0-9.-]/g, '').slice(0, 63) || 'host'
   return {
     id: `${host}-${process.pid}-${randomBytes(4).toString('hex')}`,
-    shared: mode === 'shared' || (mode === 'auto' && hasMongoUri),
+    shared: isSharedMode(mode, hasMongoUri),
   }
 }

@@ -6,6 +6,7 @@ import { oauthStateIndexes } from './oauth-states.ts'
 import { oauthCodeIndexes } from './oauth-codes.ts'
 import { leaseIndexes } from '../replicas/leases.ts'
 import { eventLogIndexes } from '../replicas/event-log.ts'
+import { rateLimitIndexes } from '../replicas/rate-limit-store.ts'
 
 /** What some index set-ups need from the configuration (the database plugin passes it; tests may not). */
 export interface IndexOptions { eventRetentionS?: number }
@@ -14,4 +15,4 @@ export type IndexSetup = (db: Db, opts?: IndexOptions) => Promise<void>
 
 export const indexSetups: IndexSetup[] = []
 
-indexSetups.push(userIndexes, oauthStateIndexes, oauthCodeIndexes, leaseIndexes, eventLogIndexes)
+indexSetups.push(userIndexes, oauthStateIndexes, oauthCodeIndexes, leaseIndexes, eventLogIndexes, rateLimitIndexes)
