@@ -356,9 +356,12 @@ export class DatabaseStreamHub implements StreamHub {
   }
 
   private dispatch(doc: EventDoc): void {
-    const event = toEvent(doc)
     this.stats.delivered++
     const taps = this.taps.get(doc.key)
+    const subscribed = this.fan.subscriberCount(doc.key) > 0
+    // Every replica reads every event; only those someone here listens to are parsed.
+    if (!taps && !subscribed) return
+    const event = toEvent(doc)
     if (taps) {
       const logged: LoggedEvent = { ...event, key: doc.key, origin: doc.origin }
       for (const listener of taps) {
@@ -367,7 +370,7 @@ export class DatabaseStreamHub implements StreamHub {
         }
       }
     }
-    if (this.fan.subscriberCount(doc.key) > 0) this.fan.deliver(doc.key, event)
+    if (subscribed) this.fan.deliver(doc.key, event)
   }
 
   private releaseWaiting(now: number): void {
@@ -400,6 +403,6 @@ function toEvent(doc: EventDoc): StreamEvent {
 const backoff = (failures: number) => Math.min(MAX_BACKOFF_MS, 100 * 2 ** (failures - 1))
 
 /** The error's class only: driver messages can carry the URI. */
-function errorName(err: unknown): string {
+export function errorName(err: unknown): string {
   return err instanceof Error ? err.name : 'Error'
 }

@@ -3,7 +3,7 @@
 // route can name, and comes out on `app.remoteBus` of every replica but the one that announced it.
 import type { BusEvents, EventBus, EventName } from './bus.ts'
 import type { HubLog } from './stream-hub.ts'
-import type { LoggedEvent } from './db-stream-hub.ts'
+import { errorName, type LoggedEvent } from './db-stream-hub.ts'
 
 /** Stream routes build `workflow:`, `resource:`, `build:`, `import:` and `pod-logs:` keys only. */
 export const RELAY_KEY = 'internal:replica-bus'
@@ -37,7 +37,7 @@ export function startReplicaRelay({ bus, remoteBus, hub, log }: RelayDeps): () =
     try {
       remoteBus.emit(event.type as Relayed, event.data as BusEvents[Relayed])
     } catch (err) {
-      log?.warn({ event: event.type, error: err instanceof Error ? err.name : 'Error' }, 'a listener of another replica\'s event failed')
+      log?.warn({ event: event.type, error: errorName(err) }, 'a listener of another replica\'s event failed')
     }
   })
   return () => {

@@ -160,32 +160,30 @@ export class ResourceWatchService {
 
   /** Follows every deployed, non-archived workflow's resources and keeps following what runs change. */
   async start(): Promise<void> {
-    const { bus } = this.deps
-    this.offBus = [
-      bus.on('run.finished', (e) => this.schedule(e.owner_id)),
-      bus.on('resources.changed', (e) => this.schedule(e.owner_id)),
-      bus.on('workflow.archived', (e) => this.stopWorkflow(e.owner_id, e.workflow_id)),
-      bus.on('workflow.deleted', (e) => this.stopWorkflow(e.owner_id, e.workflow_id)),
-      bus.on('workflow.status_changed', (e) => { if (e.from === 'archived') this.schedule(e.owner_id) }),
+    const { bus, remoteBus } = this.deps
+    // What changes the followed set, whether it happened here or (shared mode) on another replica.
+    const listen = (source: EventBus) => [
+      source.on('resources.changed', (e) => this.schedule(e.owner_id)),
+      source.on('workflow.archived', (e) => this.stopWorkflow(e.owner_id, e.workflow_id)),
+      source.on('workflow.deleted', (e) => this.stopWorkflow(e.owner_id, e.workflow_id)),
+      source.on('workflow.status_changed', (e) => { if (e.from === 'archived') this.schedule(e.owner_id) }),
       // A cluster deleted (or no longer shared): its watchers stop rather than retry forever.
-      bus.on('cluster.changed', (e) => { void this.recheckCluster(e.cluster_id) }),
+      source.on('cluster.changed', (e) => { void this.recheckCluster(e.cluster_id) }),
       // The health check found the cluster answering again: its waiting watches need not sit out their backoff.
-      bus.on('cluster.status', (e) => { if (e.to === 'connected') this.hub.clusterAnswered(e.cluster_id) }),
+      source.on('cluster.status', (e) => { if (e.to === 'connected') this.hub.clusterAnswered(e.cluster_id) }),
+    ]
+    this.offBus = [
+      ...listen(bus),
+      bus.on('run.finished', (e) => this.schedule(e.owner_id)),
       this.ownership.onGained((c) => this.gained(c)),
       this.ownership.onLost((c) => this.lost(c)),
     ]
-    const remote = this.deps.remoteBus
-    if (remote) {
+    if (remoteBus) {
       this.offBus.push(
+        ...listen(remoteBus),
         // A run elsewhere on a cluster held here: its objects are followed from its first apply, as a local run's.
-        remote.on('run.started', (e) => { this.remoteRuns.set(e.run_id, wfKey(e.owner_id, e.workflow_id)); void this.schedule(e.owner_id) }),
-        remote.on('run.finished', (e) => { this.remoteRuns.delete(e.run_id); void this.schedule(e.owner_id) }),
-        remote.on('resources.changed', (e) => this.schedule(e.owner_id)),
-        remote.on('workflow.archived', (e) => this.stopWorkflow(e.owner_id, e.workflow_id)),
-        remote.on('workflow.deleted', (e) => this.stopWorkflow(e.owner_id, e.workflow_id)),
-        remote.on('workflow.status_changed', (e) => { if (e.from === 'archived') this.schedule(e.owner_id) }),
-        remote.on('cluster.changed', (e) => { void this.recheckCluster(e.cluster_id) }),
-        remote.on('cluster.status', (e) => { if (e.to === 'connected') this.hub.clusterAnswered(e.cluster_id) }),
+        remoteBus.on('run.started', (e) => { this.remoteRuns.set(e.run_id, wfKey(e.owner_id, e.workflow_id)); void this.schedule(e.owner_id) }),
+        remoteBus.on('run.finished', (e) => { this.remoteRuns.delete(e.run_id); void this.schedule(e.owner_id) }),
       )
     }
     await this.reconcile()

@@ -5,6 +5,7 @@ import { Heartbeat, staleBefore } from './heartbeat.ts'
 import { coalescingWriter, type CoalescingWriter } from './coalescing-writer.ts'
 import type { KubeConfig } from '@kubernetes/client-node'
 import { BadRequest, Conflict, NotFound, Unavailable, UpstreamError, AppError } from '../errors.ts'
+import { ObjectId } from 'mongodb'
 import type { EventBus } from '../events/bus.ts'
 import type { WorkflowRepository, Workflow } from '../repositories/workflows.ts'
 import type { VersionRepository } from '../repositories/versions.ts'
@@ -464,7 +465,7 @@ export class RunService {
 /** When a run lock was taken, from its holder (a run id, or `delete-<id>`): ObjectIds carry their creation second. 0 when unreadable. */
 function lockTakenAt(holder: string): number {
   const hex = /([0-9a-f]{24})$/.exec(holder)?.[1]
-  return hex ? Number.parseInt(hex.slice(0, 8), 16) * 1000 : 0
+  return hex ? ObjectId.createFromHexString(hex).getTimestamp().getTime() : 0
 }
 
 function describe(err: unknown): string {
