@@ -25,6 +25,8 @@ import workflowRoutes from './routes/workflows/index.ts'
 import manifestRoutes from './routes/workflows/manifests.ts'
 import diagnosticsRoutes from './routes/workflows/diagnostics.ts'
 import runRoutes from './routes/workflows/run.ts'
+import rollbackRoutes from './routes/workflows/rollback.ts'
+import driftRoutes from './routes/workflows/drift.ts'
 import versionRoutes from './routes/versions/index.ts'
 import templateRoutes from './routes/templates/index.ts'
 import dashboardRoutes from './routes/dashboard/index.ts'
@@ -42,6 +44,8 @@ import logRoutes from './routes/resources/logs.ts'
 import buildRoutes from './routes/builds/index.ts'
 import importRoutes from './routes/import/index.ts'
 import notificationRoutes from './routes/notifications/index.ts'
+import channelRoutes from './routes/notifications/channels.ts'
+import auditRoutes from './routes/audit/index.ts'
 import kubeorchAdapter, { KUBEORCH_PREFIX } from './compat/kubeorch/index.ts'
 
 export type { BuildOptions }
@@ -73,6 +77,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(manifestRoutes)
   await app.register(diagnosticsRoutes)
   await app.register(runRoutes)
+  await app.register(rollbackRoutes)
+  await app.register(driftRoutes)
   await app.register(versionRoutes)
   await app.register(templateRoutes)
   await app.register(dashboardRoutes)
@@ -89,6 +95,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(buildRoutes)
   await app.register(importRoutes)
   await app.register(notificationRoutes)
+  await app.register(channelRoutes)
+  await app.register(auditRoutes)
   if (config.KUBEORCH_UI_COMPAT) await app.register(kubeorchAdapter, { prefix: KUBEORCH_PREFIX })
   return app as unknown as App
 }

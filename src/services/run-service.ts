@@ -71,9 +71,22 @@ export interface RunServiceDeps {
   render?: typeof renderWorkflow
   /** Other replicas share the database: a run lock with no run record may be theirs, just taken (see releaseOrphanLocks). */
   shared?: boolean
+  /** Drift detection's baseline: told what each run applied (API.md §12). */
+  applied?: AppliedRecorder
 }
 
 export interface StartedRun { run: Run; done: Promise<Run> }
+
+/** One object a run applied: what it rendered (secrets revealed: never store as is) and what the server answered. */
+export interface AppliedPair { node_id: string; rendered: KubeObject; applied: AppliedObject }
+
+/**
+ * Told what a finished (non-dry) run left on its cluster: drift detection's baseline (API.md §12). Called
+ * once per run after the apply, with the objects it applied and those its prune deleted.
+ */
+export interface AppliedRecorder {
+  record(run: { owner_id: string; workflow_id: string; run_id: string; version: number; cluster_id: string }, objects: AppliedPair[], pruned: PrunedObject[], redact: Redact): Promise<void>
+}
 
 const RECENT_RUNS_FOR_NAMESPACES = 20
 const INTERRUPTED = 'interrupted: the service stopped before this run finished; check the cluster and run again'
@@ -246,6 +259,7 @@ export class RunService {
       if (result.error) error = redact(result.error)
       if (!dryRun) {
         await tracker.flush(result.pruned)
+        await this.recordApplied(plan, result)
         if (!result.error) await this.awaitWorkloads(plan, result.objects, nodes, log)
       }
     } catch (err) {
@@ -265,6 +279,21 @@ export class RunService {
     log.add(`${dryRun ? 'Dry run' : 'Run'} ${status}${error ? `: ${error}` : ''}`)
     const applied_count = result?.objects.filter((o) => o.action === 'created' || o.action === 'configured' || o.action === 'unchanged').length ?? 0
     return this.finish(plan, { status, nodes, logs: log.lines(), error, ...(!dryRun && { applied_count }) })
+  }
+
+  /** Hands what the run applied to drift detection; a failure there is logged, the run's outcome stands. */
+  private async recordApplied(plan: Plan, result: DeployResult): Promise<void> {
+    if (!this.deps.applied) return
+    const rendered = new Map(plan.objects.map((r) => [`${r.node_id}/${r.object.kind}/${r.object.metadata?.name}`, r.object]))
+    const objects: AppliedPair[] = []
+    for (const applied of result.objects) {
+      if (applied.action === 'failed' || applied.action === 'skipped') continue
+      const object = rendered.get(`${applied.node_id}/${applied.kind}/${applied.name}`)
+      if (object) objects.push({ node_id: applied.node_id, rendered: object, applied })
+    }
+    const run = { owner_id: plan.ownerId, workflow_id: plan.workflow.id, run_id: plan.runId, version: plan.version, cluster_id: plan.cluster.id }
+    await this.deps.applied.record(run, objects, result.pruned, plan.redact)
+      .catch((err) => this.deps.log.error({ run_id: plan.runId, err: errorForLog(err, plan.redact) }, 'recording what the run applied (drift baseline) failed'))
   }
 
   /** Waits for the applied workloads, reading the watchers' state; a workload that does not get ready fails its node. */

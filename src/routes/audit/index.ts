@@ -1,0 +1,4 @@
+// The audit log (API.md §12): filled in by the lifecycle work.
+import type { App } from '../../app-types.ts'
+
+export default async function auditRoutes(_app: App) {}

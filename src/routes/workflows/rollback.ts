@@ -1,0 +1,4 @@
+// Rollback and sync (API.md §12): filled in by the lifecycle work.
+import type { App } from '../../app-types.ts'
+
+export default async function rollbackRoutes(_app: App) {}
