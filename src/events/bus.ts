@@ -47,6 +47,13 @@ export interface BusEvents {
   /** A notification was stored for its user (src/services/notifications/). */
   'notification.created': { owner_id: string; notification_id: string; type: string }
   'cluster.changed': { owner_id: string; cluster_id: string }
+  /**
+   * Live objects of a deployed node no longer match what its last run applied (API.md §12): published once
+   * when a node becomes drifted (or its drifted fields change), by the replica watching the cluster.
+   */
+  'drift.detected': { owner_id: string; workflow_id: string; node_id: string; fields: string[] }
+  /** A drifted node matches what was applied again (a sync, a rollback, or someone put it back). */
+  'drift.resolved': { owner_id: string; workflow_id: string; node_id: string }
   /** A cluster's connection status changed (health check, test, refresh or new credentials). */
   'cluster.status': { owner_id: string; cluster_id: string; name: string; from: string; to: string; message: string }
   /** A replica handed its cluster leases back (shutdown): the others take them now rather than at their next renewal. */
