@@ -33,6 +33,7 @@ export const Workflow = Type.Object({
   success_count: Type.Integer({ minimum: 0 }),
   failure_count: Type.Integer({ minimum: 0 }),
   last_run_at: Type.Union([Timestamp, Type.Null()]),
+  auto_sync: Type.Boolean({ description: 'when drift is detected on a cluster, re-apply what was deployed there (a run with `trigger: "auto_sync"`), at most once per DRIFT_CHECK_INTERVAL_S' }),
   created_at: Timestamp,
   updated_at: Timestamp,
 }, { $id: 'Workflow', additionalProperties: false })
@@ -51,6 +52,7 @@ export const UpdateWorkflowBody = Type.Object({
   description: Type.Optional(Description),
   cluster_id: Type.Optional(ClusterRef),
   metadata: Type.Optional(Metadata),
+  auto_sync: Type.Optional(Type.Boolean({ description: 're-apply on drift (see Workflow.auto_sync)' })),
 }, { additionalProperties: false, minProperties: 1 })
 
 export const SaveWorkflowBody = Type.Object({
@@ -148,6 +150,9 @@ export const RestoreResult = Type.Object({ version: Type.Ref('Version'), workflo
 // Runs
 
 export const RunStatus = StringEnum(['pending', 'running', 'completed', 'failed'])
+export const RunTrigger = StringEnum(['manual', 'sync', 'auto_sync', 'rollback'], {
+  description: 'what started the run: POST /run (`manual`), POST /sync (`sync`), drift with auto_sync on (`auto_sync`), POST /rollback (`rollback`)',
+})
 
 const ObjectFieldChange = Type.Object({
   path: Type.String({ description: 'dotted path into the object, list items by key, e.g. spec.template.spec.containers[name=web].image' }),
@@ -181,6 +186,8 @@ export const Run = Type.Object({
   nodes: Type.Array(RunNodeResult, { description: 'one entry per object, in apply order' }),
   logs: Type.Array(Type.String()),
   error: Type.Union([Type.String(), Type.Null()]),
+  trigger: RunTrigger,
+  rollback_of: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], { description: 'a rollback: the version it rolled back to (its graph restored as `version`)' }),
 }, { $id: 'Run', additionalProperties: false })
 
 export const RunParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }), runId: Type.String({ minLength: 1, maxLength: 64 }) })

@@ -6,6 +6,8 @@ import { newId } from './ids.ts'
 import { paginate, type PageRequest, type Page } from './pagination.ts'
 
 export type RunStatus = 'pending' | 'running' | 'completed' | 'failed'
+/** What started a run (API.md §12); records made before it existed read 'manual'. */
+export type RunTrigger = 'manual' | 'sync' | 'auto_sync' | 'rollback'
 export type NodeAction = 'created' | 'configured' | 'unchanged' | 'failed' | 'skipped'
 
 export interface FieldChange { path: string; old?: unknown; new?: unknown }
@@ -31,6 +33,9 @@ export interface RunDoc {
   nodes: RunNodeResult[]
   logs: string[]
   error: string | null
+  trigger?: RunTrigger
+  /** A rollback's target version; null (or absent on old records) otherwise. */
+  rollback_of?: number | null
   /**
    * Objects that reached the cluster (created, configured or unchanged by the apply), counted at the end.
    * A workload that then never became ready fails its node, yet it is deployed: lastDeployment needs this.
@@ -42,11 +47,13 @@ export interface RunDoc {
   heartbeat_at?: Date
 }
 
-export interface Run extends Omit<RunDoc, '_id' | 'owner_id' | 'started_at' | 'finished_at' | 'applied_count' | 'instance_id' | 'heartbeat_at'> { id: string; started_at: string; finished_at: string | null }
+export interface Run extends Omit<RunDoc, '_id' | 'owner_id' | 'started_at' | 'finished_at' | 'applied_count' | 'instance_id' | 'heartbeat_at' | 'trigger' | 'rollback_of'> {
+  id: string; started_at: string; finished_at: string | null; trigger: RunTrigger; rollback_of: number | null
+}
 
 export const toRun = ({ _id, owner_id: _o, started_at, finished_at, applied_count: _applied, instance_id: _i, heartbeat_at: _h, ...rest }: RunDoc): Run => ({
   // Runs recorded before cluster_id existed name only their cluster.
-  id: _id, ...rest, cluster_id: rest.cluster_id ?? '', started_at: started_at.toISOString(), finished_at: finished_at ? finished_at.toISOString() : null,
+  id: _id, ...rest, cluster_id: rest.cluster_id ?? '', trigger: rest.trigger ?? 'manual', rollback_of: rest.rollback_of ?? null, started_at: started_at.toISOString(), finished_at: finished_at ? finished_at.toISOString() : null,
 })
 
 indexSetups.push(async (db) => {
@@ -153,6 +160,18 @@ export class RunRepository {
       $or: [{ applied_count: { $gt: 0 } }, { nodes: { $elemMatch: { action: { $in: ['created', 'configured', 'unchanged'] } } } }],
     }, { sort: { started_at: -1 }, projection: { cluster: 1, cluster_id: 1, namespace: 1 } })
     return doc ? { cluster: doc.cluster, cluster_id: doc.cluster_id, namespace: doc.namespace, run_id: doc._id } : null
+  }
+
+  /**
+   * What the workflow last deployed to the cluster: the version (and namespace override) of its latest finished
+   * (completed or failed) non-dry run there. Sync re-applies it; drift compares against it.
+   */
+  async lastDeployedTo(ownerId: string, workflowId: string, clusterId: string): Promise<{ version: number; namespace: string | null; run_id: string } | null> {
+    const doc = await this.c.findOne(
+      { owner_id: ownerId, workflow_id: workflowId, cluster_id: clusterId, dry_run: false, status: { $in: ['completed', 'failed'] } },
+      { sort: { started_at: -1 }, projection: { version: 1, namespace: 1 } },
+    )
+    return doc ? { version: doc.version, namespace: doc.namespace, run_id: doc._id } : null
   }
 
   async deleteForWorkflow(ownerId: string, workflowId: string): Promise<void> {

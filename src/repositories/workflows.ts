@@ -26,6 +26,8 @@ export interface WorkflowDoc {
   last_run_at: Date | null
   created_at: Date
   updated_at: Date
+  /** Re-apply on drift (API.md §12). Absent on records made before it existed: read as false. */
+  auto_sync?: boolean
   /** The run holding the workflow's run lock; absent or null when none runs. Never shown. */
   running_run_id?: string | null
   /** The graph's summary, written with the graph so lists read it instead of computing it. Never shown by GET. */
@@ -34,15 +36,16 @@ export interface WorkflowDoc {
   node_types?: string[]
 }
 
-export interface Workflow extends Omit<WorkflowDoc, '_id' | 'created_at' | 'updated_at' | 'last_run_at' | 'running_run_id' | keyof GraphSummary> {
+export interface Workflow extends Omit<WorkflowDoc, '_id' | 'created_at' | 'updated_at' | 'last_run_at' | 'running_run_id' | 'auto_sync' | keyof GraphSummary> {
   id: string
+  auto_sync: boolean
   last_run_at: string | null
   created_at: string
   updated_at: string
 }
 
 export const toWorkflow = ({ _id, created_at, updated_at, last_run_at, running_run_id: _lock, node_count: _nc, edge_count: _ec, node_types: _nt, ...rest }: WorkflowDoc): Workflow => ({
-  id: _id, ...rest, last_run_at: last_run_at ? last_run_at.toISOString() : null, created_at: created_at.toISOString(), updated_at: updated_at.toISOString(),
+  id: _id, ...rest, auto_sync: rest.auto_sync === true, last_run_at: last_run_at ? last_run_at.toISOString() : null, created_at: created_at.toISOString(), updated_at: updated_at.toISOString(),
 })
 
 /** A workflow as lists show it: counts and node types instead of the graph, which `graph` adds back. */
@@ -93,13 +96,13 @@ export const sortedTypes = (types: unknown): string[] => (Array.isArray(types) ?
 
 const WORKFLOW_SCALAR_FIELDS = [
   '_id', 'owner_id', 'name', 'description', 'cluster_id', 'metadata', 'status', 'current_version',
-  'run_count', 'success_count', 'failure_count', 'last_run_at', 'created_at', 'updated_at',
+  'run_count', 'success_count', 'failure_count', 'last_run_at', 'created_at', 'updated_at', 'auto_sync',
 ] as const satisfies readonly (keyof WorkflowDoc)[]
 
 type SummaryDoc = Omit<WorkflowDoc, 'nodes' | 'edges'> & GraphSummary & Partial<Pick<WorkflowDoc, 'nodes' | 'edges'>>
 
 const toWorkflowSummary = ({ _id, created_at, updated_at, last_run_at, node_types, ...rest }: SummaryDoc): WorkflowSummary => ({
-  id: _id, ...rest, node_types: sortedTypes(node_types),
+  id: _id, ...rest, auto_sync: rest.auto_sync === true, node_types: sortedTypes(node_types),
   last_run_at: last_run_at ? last_run_at.toISOString() : null, created_at: created_at.toISOString(), updated_at: updated_at.toISOString(),
 })
 
@@ -117,7 +120,7 @@ indexSetups.push(async (db) => {
 /** List pages the page cache keeps: up to 100 summaries of ~0.5 KB each, ~5 MB at most; with each page's reply and its serialized form (for the pages routes read shared), ~15 MB. */
 const LIST_PAGE_CACHE_ENTRIES = 100
 
-export type WorkflowInput = Pick<WorkflowDoc, 'name' | 'description' | 'cluster_id'> & Partial<Pick<WorkflowDoc, 'nodes' | 'edges' | 'metadata' | 'status'>>
+export type WorkflowInput = Pick<WorkflowDoc, 'name' | 'description' | 'cluster_id'> & Partial<Pick<WorkflowDoc, 'nodes' | 'edges' | 'metadata' | 'status' | 'auto_sync'>>
 
 export interface WorkflowRepositoryOptions {
   /**
@@ -159,6 +162,7 @@ export class WorkflowRepository {
       _id: newId(), owner_id: ownerId, name: input.name, description: input.description, cluster_id: input.cluster_id,
       nodes: input.nodes ?? [], edges: input.edges ?? [], metadata: input.metadata ?? {}, status: input.status ?? 'draft',
       current_version: 0, run_count: 0, success_count: 0, failure_count: 0, last_run_at: null, created_at: at, updated_at: at,
+      auto_sync: input.auto_sync ?? false,
     }
     Object.assign(doc, graphSummary(doc))
     await this.writing(doc._id, () => this.c.insertOne(doc))
@@ -225,7 +229,7 @@ export class WorkflowRepository {
   }
 
   /** Applies a partial update; null when the workflow is not the owner's. */
-  async update(ownerId: string, id: string, fields: Partial<Pick<WorkflowDoc, 'name' | 'description' | 'cluster_id' | 'metadata' | 'nodes' | 'edges' | 'status'>>): Promise<Workflow | null> {
+  async update(ownerId: string, id: string, fields: Partial<Pick<WorkflowDoc, 'name' | 'description' | 'cluster_id' | 'metadata' | 'nodes' | 'edges' | 'status' | 'auto_sync'>>): Promise<Workflow | null> {
     if (!isId(id)) return null
     const doc = await this.writing(id, () => this.c.findOneAndUpdate({ _id: id, owner_id: ownerId }, { $set: { ...fields, ...graphSummary(fields), updated_at: this.now() } }, { returnDocument: 'after' }))
     return doc && toWorkflow(doc)

@@ -9,7 +9,8 @@ import { ObjectId } from 'mongodb'
 import type { EventBus } from '../events/bus.ts'
 import type { WorkflowRepository, Workflow } from '../repositories/workflows.ts'
 import type { VersionRepository } from '../repositories/versions.ts'
-import { newRunId, type RunRepository, type Run, type RunDoc, type RunNodeResult, type RunOutcome } from '../repositories/runs.ts'
+import { newRunId, type RunRepository, type Run, type RunDoc, type RunNodeResult, type RunOutcome, type RunTrigger } from '../repositories/runs.ts'
+import type { GraphEdge, GraphNode } from './workflow-graph.ts'
 import type { WorkflowService } from './workflow-service.ts'
 import type { Cluster } from '../repositories/clusters.ts'
 import { oncePerRender, renderWorkflow } from '../manifests/index.ts'
@@ -77,6 +78,24 @@ export interface RunServiceDeps {
 
 export interface StartedRun { run: Run; done: Promise<Run> }
 
+/** What sync (and auto-sync) take of a run request: the target, run-time values, and whether to only preview. */
+export type SyncRequest = Pick<RunRequest, 'cluster' | 'namespace' | 'trigger_data' | 'dry_run'>
+
+/**
+ * The graph a run deploys. `current`: the workflow's graph, recorded as a new version once the run holds the
+ * lock (a normal run). `version`: a recorded version's graph, no version recorded, unless `onLocked` (called
+ * under the run lock, before the run is recorded) answers the version the run is of instead (a rollback's
+ * restore). `deployed`: the version last deployed to the run's cluster (sync), resolved again under the lock.
+ */
+export type RunSource =
+  | { graph: 'current' }
+  | { graph: 'version'; version: number; onLocked?: () => Promise<number> }
+  | { graph: 'deployed' }
+
+export interface RunOptions { trigger: RunTrigger; rollbackOf?: number | null; source: RunSource }
+
+type Graph = { nodes: GraphNode[]; edges: GraphEdge[] }
+
 /** One object a run applied: what it rendered (secrets revealed: never store as is) and what the server answered. */
 export interface AppliedPair { node_id: string; rendered: KubeObject; applied: AppliedObject }
 
@@ -127,29 +146,56 @@ export class RunService {
     this.limiters = new ClusterLimiters(deps.clusterConcurrency)
   }
 
-  /** Checks, records and starts a run; `done` settles with the finished run (never rejects). */
-  async start(ownerId: string, workflowId: string, request: RunRequest): Promise<StartedRun> {
+  /** Checks, records and starts a run of the workflow's current graph; `done` settles with the finished run (never rejects). */
+  start(ownerId: string, workflowId: string, request: RunRequest): Promise<StartedRun> {
+    return this.startFrom(ownerId, workflowId, request, { trigger: 'manual', source: { graph: 'current' } })
+  }
+
+  /**
+   * Re-applies what was last deployed to the cluster (the version of the latest finished non-dry run there):
+   * a run of that version, recording none, in the namespace that run used unless `request` names one.
+   * 409 when nothing was deployed there. Otherwise as `start` (checks, lock, prune, readiness wait).
+   */
+  sync(ownerId: string, workflowId: string, request: SyncRequest, trigger: 'sync' | 'auto_sync'): Promise<StartedRun> {
+    const { cluster, namespace, trigger_data, dry_run } = request
+    return this.startFrom(ownerId, workflowId, { cluster, namespace, trigger_data, dry_run }, { trigger, source: { graph: 'deployed' } })
+  }
+
+  /** As `start`, of the graph `options.source` names, the run recorded with its trigger (and the version a rollback restored). */
+  async startFrom(ownerId: string, workflowId: string, request: RunRequest, options: RunOptions): Promise<StartedRun> {
     if (this.closing) throw new Unavailable('the service is shutting down; run again in a moment')
     let workflow = await this.deps.workflowService.get(ownerId, workflowId)
     const ref = request.cluster ?? workflow.cluster_id
     if (!ref) throw new BadRequest('no cluster to run on: give `cluster`, or set the workflow\'s cluster_id')
     const { kc, cluster } = await this.deps.clusters.kubeConfigFor(ownerId, ref, 'deployer')
+    const source = options.source
+    let deployed = source.graph === 'deployed' ? await this.deployedVersion(ownerId, workflowId, cluster) : null
+    // Sync re-applies into the namespace the deployment went to: another one would prune it away.
+    if (deployed && request.namespace === undefined && deployed.namespace) request = { ...request, namespace: deployed.namespace }
     const redact = redactor(triggerValues(request.trigger_data?.secrets, request.trigger_data?.envVars))
     const plugins = new Map<string, RunPlugin>()
-    let objects = await this.render(workflow, request, plugins, redact)
+    let version = source.graph === 'version' ? source.version : deployed ? deployed.version : workflow.current_version
+    let objects = await this.render(deployed ?? (source.graph === 'version' ? await this.deps.workflowService.getVersion(ownerId, workflowId, version) : workflow), workflowId, request, plugins, redact)
 
     const runId = newRunId()
     const dryRun = request.dry_run === true
-    let version = workflow.current_version
     if (!dryRun) {
       const locked = await this.deps.workflows.lockForRun(ownerId, workflowId, runId)
       if (!locked) throw new NotFound('workflow')
       if ('locked' in locked) throw new Conflict(locked.locked ? `a run of this workflow is already running (${locked.locked}); wait for it to finish` : 'a run of this workflow is already running; wait for it to finish')
       try {
-        // A save between the checks and the lock: the version (and so the run) is of the graph the lock saw.
-        if (locked.workflow.updated_at !== workflow.updated_at) objects = await this.render(locked.workflow, request, plugins, redact)
+        if (source.graph === 'current') {
+          // A save between the checks and the lock: the version (and so the run) is of the graph the lock saw.
+          if (locked.workflow.updated_at !== workflow.updated_at) objects = await this.render(locked.workflow, workflowId, request, plugins, redact)
+          version = (await this.deps.workflowService.recordRunVersion(ownerId, workflowId, locked.workflow, runId)).version
+        } else if (source.graph === 'deployed') {
+          // A run finished between the checks and the lock: sync what it deployed.
+          const now = await this.deployedVersion(ownerId, workflowId, cluster)
+          if (now.version !== version) { deployed = now; version = now.version; objects = await this.render(now, workflowId, request, plugins, redact) }
+        } else if (source.onLocked) {
+          version = await source.onLocked()
+        }
         workflow = locked.workflow
-        version = (await this.deps.workflowService.recordRunVersion(ownerId, workflowId, locked.workflow, runId)).version
       } catch (err) {
         await this.deps.workflows.unlockRun(workflowId, runId)
         throw err
@@ -161,7 +207,8 @@ export class RunService {
       run = await this.deps.runs.create({
         owner_id: ownerId, workflow_id: workflowId, version, cluster: cluster.name, cluster_id: cluster.id,
         namespace: request.namespace ?? null, status: 'running', dry_run: dryRun, started_at: startedAt, finished_at: null,
-        duration_ms: null, triggered_by: ownerId, nodes: [], logs: [], error: null, instance_id: this.instanceId, heartbeat_at: startedAt,
+        duration_ms: null, triggered_by: ownerId, nodes: [], logs: [], error: null, trigger: options.trigger, rollback_of: options.rollbackOf ?? null,
+        instance_id: this.instanceId, heartbeat_at: startedAt,
       }, runId)
     } catch (err) {
       if (!dryRun) await this.deps.workflows.unlockRun(workflowId, runId)
@@ -203,11 +250,23 @@ export class RunService {
     return run
   }
 
-  /** Renders for the cluster (secrets revealed); any node error refuses the run before anything is recorded. */
-  private async render(workflow: Workflow, request: RunRequest, plugins: Map<string, RunPlugin>, redact: Redact): Promise<RenderedObject[]> {
+  /**
+   * The version last deployed to the cluster (drift's baseline), its graph, and the namespace that run used;
+   * 409 when no finished non-dry run went there.
+   */
+  private async deployedVersion(ownerId: string, workflowId: string, cluster: Cluster): Promise<Graph & { version: number; namespace: string | null }> {
+    const last = await this.deps.runs.lastDeployedTo(ownerId, workflowId, cluster.id)
+    if (!last) throw new Conflict(`nothing deployed on that cluster to sync: run the workflow on "${cluster.name}" first`)
+    const v = await this.deps.versions.get(ownerId, workflowId, last.version)
+    if (!v) throw new Conflict(`version ${last.version}, last deployed on "${cluster.name}", is no longer recorded: run the workflow instead`)
+    return { nodes: v.nodes, edges: v.edges, version: last.version, namespace: last.namespace }
+  }
+
+  /** Renders `graph` for the cluster (secrets revealed); any node error refuses the run before anything is recorded. */
+  private async render(graph: Graph, workflowId: string, request: RunRequest, plugins: Map<string, RunPlugin>, redact: Redact): Promise<RenderedObject[]> {
     const plugin = oncePerRender(this.deps.plugin)
-    const result = await (this.deps.render ?? renderWorkflow)({ nodes: workflow.nodes, edges: workflow.edges }, {
-      workflowId: workflow.id, namespace: request.namespace, plugins: plugin, revealSecrets: true,
+    const result = await (this.deps.render ?? renderWorkflow)({ nodes: graph.nodes, edges: graph.edges }, {
+      workflowId, namespace: request.namespace, plugins: plugin, revealSecrets: true,
       secrets: request.trigger_data?.secrets, envVars: request.trigger_data?.envVars,
     })
     const errors = result.diagnostics.filter((d) => d.severity === 'error')
@@ -217,7 +276,7 @@ export class RunService {
       throw new BadRequest(redact(`the workflow cannot run until these nodes are fixed: ${[...byNode].map(([id, m]) => `node ${id}: ${m.join('; ')}`).join(' | ')}`))
     }
     if (!result.objects.length) throw new BadRequest('the workflow has no nodes to run')
-    for (const node of workflow.nodes) {
+    for (const node of graph.nodes) {
       const ref = node.type === 'plugin' ? (node.data as { pluginId?: unknown } | undefined)?.pluginId : undefined
       if (typeof ref === 'string') { const p = await plugin(ref); if (p) plugins.set(node.id, p) }
     }

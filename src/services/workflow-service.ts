@@ -23,7 +23,7 @@ export interface WorkflowServiceDeps {
 }
 
 export interface CreateWorkflow { name: string; description?: string; cluster_id?: string | null; metadata?: Record<string, unknown> }
-export interface UpdateWorkflow { name?: string; description?: string; cluster_id?: string | null; metadata?: Record<string, unknown> }
+export interface UpdateWorkflow { name?: string; description?: string; cluster_id?: string | null; metadata?: Record<string, unknown>; auto_sync?: boolean }
 export interface SaveGraph { nodes: GraphNode[]; edges: GraphEdge[]; metadata?: Record<string, unknown> }
 export interface VersionMeta { name?: string; tag?: string; description?: string }
 
