@@ -42,6 +42,14 @@ import { WorkerPool } from '../src/workers/pool.ts'
 import { GraphRenderer } from '../src/workers/render.ts'
 import { NotificationRepository } from '../src/repositories/notifications.ts'
 import { NotificationService } from '../src/services/notifications/index.ts'
+import { DriftService } from '../src/services/lifecycle/drift/drift-service.ts'
+import { Digester } from '../src/services/lifecycle/drift/digest.ts'
+import { DriftBaselineRepository } from '../src/repositories/drift-baselines.ts'
+import { DriftStateRepository } from '../src/repositories/drift-states.ts'
+import { resourceReader } from '../src/kube/resource-reader.ts'
+import { NotificationChannelService } from '../src/services/notifications/channels/index.ts'
+import { NotificationChannelRepository } from '../src/repositories/notification-channels.ts'
+import { NotificationDeliveryRepository } from '../src/repositories/notification-deliveries.ts'
 
 /** Workflows kept by the read cache: ~5 KB for a 12-node canvas and ~3 KB of its serialized reply, so ~8 MB at most. */
 const WORKFLOW_CACHE_ENTRIES = 1000
@@ -63,6 +71,8 @@ export interface Services {
   builds: BuildService
   imports: ImportService
   notifications: NotificationService
+  drift: DriftService
+  notificationChannels: NotificationChannelService
 }
 
 declare module 'fastify' {
@@ -71,7 +81,8 @@ declare module 'fastify' {
 
 export default fp(async (app) => {
   const { db, bus, config } = app
-  const sealer = new Sealer(await loadKeyRing(config, app.log))
+  const keyRing = await loadKeyRing(config, app.log)
+  const sealer = new Sealer(keyRing)
   const outboundPolicy = outboundPolicyFor(config)
   app.log.info(outboundPolicy.describe())
   const clusterRepo = new ClusterRepository(db)
@@ -130,6 +141,8 @@ export default fp(async (app) => {
   // A cluster registered or deleted (here or on another replica): its lease is taken or dropped now, not at the next renewal.
   bus.on('cluster.changed', () => ownership.poke())
   app.remoteBus.on('cluster.changed', () => ownership.poke())
+  // Drift detection reads the watchers and the watchers tell it what they see: built after them, reached lazily.
+  let drift: DriftService | undefined
   const resourceWatch = new ResourceWatchService({
     resources: resourceRepo, workflows: workflowRepo, bus, remoteBus: app.remoteBus, ownership, log: app.log,
     // Records of a workflow never run here (or archived) are not followed.
@@ -139,14 +152,24 @@ export default fp(async (app) => {
     clusterLog: (clusterId, success, message) => clusterLogs.add(clusterId, 'watch', success, message),
     backoff: { baseMs: config.WATCH_BACKOFF_BASE_MS, maxMs: config.WATCH_BACKOFF_MAX_MS }, probeIntervalMs: config.WATCH_PROBE_INTERVAL_MS,
     requestTimeoutMs: config.CLUSTER_TIMEOUT_MS,
+    drift: { observed: (ref, object) => drift?.observed(ref, object), overlay: (o, w, n, status) => (drift ? drift.overlay(o, w, n, status) : status) },
+  })
+  drift = new DriftService({
+    baselines: new DriftBaselineRepository(db), states: new DriftStateRepository(db), workflows: workflowRepo, bus, remoteBus: app.remoteBus, ownership,
+    hasher: new Digester(keyRing),
+    reader: async (ownerId, clusterId) => resourceReader((await clusters.kubeConfigFor(ownerId, clusterId, 'viewer')).kc, config.CLUSTER_TIMEOUT_MS),
+    derivedStatus: (ownerId, workflowId, nodeId) => resourceWatch.derivedNodeStatus(ownerId, workflowId, nodeId),
+    sync: (ownerId, workflowId, clusterId) => runs.sync(ownerId, workflowId, { cluster: clusterId }, 'auto_sync'),
+    intervalMs: config.DRIFT_CHECK_INTERVAL_S * 1000, concurrency: config.CLUSTER_HEALTH_CONCURRENCY, log: app.log,
   })
   const runs = new RunService({
     workflows: workflowRepo, workflowService: workflows, versions: versionRepo, runs: runRepo, clusters,
     plugin: (id) => plugins.getForRender(id), engine, resources, render: (graph, ctx) => renderer.render(graph, ctx),
-    live: resourceWatch, bus, log: app.log,
+    live: resourceWatch, bus, log: app.log, applied: drift,
     clusterConcurrency: config.RUN_CLUSTER_CONCURRENCY, readyTimeoutMs: config.RUN_READY_TIMEOUT_MS, heartbeatMs: config.RUN_HEARTBEAT_MS, requestTimeoutMs: config.CLUSTER_TIMEOUT_MS,
     shared: app.replica.shared,
   })
+  const notificationRepo = new NotificationRepository(db)
   const services: Services = {
     workflows,
     stats: new StatsService(new StatsRepository(db), bus),
@@ -166,6 +189,7 @@ export default fp(async (app) => {
     runs,
     resources,
     resourceWatch,
+    drift,
     builds: new BuildService({
       builds: new BuildRepository(db), clusters, registries, workflows, policy: outboundPolicy, bus, log: app.log,
       // The hub is decorated by the streams plugin, after this one; a build publishes only once serving.
@@ -188,7 +212,7 @@ export default fp(async (app) => {
     }),
     // Listens from here on, so runs, builds and imports that recovery fails below are notified too.
     notifications: new NotificationService({
-      notifications: new NotificationRepository(db), bus, log: app.log,
+      notifications: notificationRepo, bus, log: app.log,
       // The hub is decorated by the streams plugin, after this one.
       hub: () => app.streams,
       run: async (ownerId, workflowId, runId) => {
@@ -196,6 +220,18 @@ export default fp(async (app) => {
         if (!run) return null
         const workflow = await workflowRepo.get(ownerId, workflowId).catch(() => null)
         return { dry_run: run.dry_run, error: run.error, workflow_name: workflow?.name ?? null }
+      },
+      workflowName: async (ownerId, workflowId) => (await workflowRepo.get(ownerId, workflowId).catch(() => null))?.name ?? null,
+    }),
+    // Listens to notification.created from here on; its worker sends once serving (onReady below).
+    notificationChannels: new NotificationChannelService({
+      channels: new NotificationChannelRepository(db),
+      deliveries: new NotificationDeliveryRepository(db, config.WEBHOOK_DELIVERY_RETENTION_DAYS * 86_400_000),
+      notification: (ownerId, id) => notificationRepo.get(ownerId, id),
+      bus, sealer, policy: outboundPolicy, log: app.log,
+      config: {
+        timeoutMs: config.WEBHOOK_TIMEOUT_MS, retryBaseMs: config.WEBHOOK_RETRY_BASE_MS, maxChannels: config.WEBHOOK_CHANNELS_PER_USER,
+        pollMs: config.WEBHOOK_POLL_MS, publicUrl: config.PUBLIC_URL,
       },
     }),
   }
@@ -213,7 +249,9 @@ export default fp(async (app) => {
   app.addHook('onReady', async () => { await pool.prepare() })
   // Watchers of every deployed, non-archived workflow resume once serving (their clusters are contacted in the
   // background), on the clusters whose leases this replica took first.
-  app.addHook('onReady', async () => { await ownership.start(); await services.resourceWatch.start() })
+  app.addHook('onReady', async () => { await ownership.start(); await services.drift.start(); await services.resourceWatch.start() })
+  // Webhook deliveries left pending (a restart, another replica's) are sent from now on.
+  app.addHook('onReady', async () => { services.notificationChannels.start() })
   // Replicas sharing the database repair the statistics once per slot between them.
   services.stats.start(config.STATS_REFRESH_CRON, app.replica.shared ? new ScheduleClaims(db, app.replica.id) : undefined)
   services.clusterHealth.start(config.CLUSTER_HEALTH_CRON)
@@ -223,9 +261,11 @@ export default fp(async (app) => {
   app.addHook('onClose', async () => {
     // Runs in flight get most of the grace period (the process is killed at SHUTDOWN_GRACE_MS).
     await Promise.all([services.runs.close(Math.floor(config.SHUTDOWN_GRACE_MS * 0.8)), services.imports.close(Math.floor(config.SHUTDOWN_GRACE_MS * 0.5))])
-    await Promise.all([services.stats.stop(), services.clusterHealth.stop(), services.resourceWatch.close(), services.builds.close(), ownership.stop()])
+    await Promise.all([services.stats.stop(), services.clusterHealth.stop(), services.resourceWatch.close(), services.drift.close(), services.builds.close(), ownership.stop()])
     // Last: what the work above announced while stopping is still recorded.
     await services.notifications.close()
+    // After the notifications: what they stored while stopping is queued (and sent by whichever replica runs next).
+    await services.notificationChannels.close()
     // After the imports and runs: a job still on a thread at this point is given up.
     await pool.close()
   })

@@ -34,8 +34,8 @@ export const ConfigSchema = Type.Object({
   KEEP_ALIVE_TIMEOUT_MS: Type.Integer({ default: 5000, minimum: 100, maximum: 600_000, description: 'how long an idle keep-alive connection stays open between requests' }),
   ENCRYPTION_KEY: Type.Optional(Type.String({ minLength: 40, description: '32 random bytes, base64: seals cluster and registry credentials; required in production (development generates one in DATA_DIR/encryption-key)' })),
   ENCRYPTION_KEYS_OLD: Type.Optional(Type.String({ description: 'comma-separated earlier ENCRYPTION_KEYs that still open old values (see npm run rotate-keys)' })),
-  ALLOW_INSECURE_CLUSTERS: Bool(false, 'allow plain http cluster servers, registries, OIDC issuers and Git repositories to import'),
-  OUTBOUND_ALLOW_CIDRS: Type.Optional(Type.String({ description: 'comma-separated CIDRs: when set, cluster servers, OIDC issuers, registries and Git imports must resolve inside them; in production, loopback is refused unless listed here (README "Security")' })),
+  ALLOW_INSECURE_CLUSTERS: Bool(false, 'allow plain http cluster servers, registries, OIDC issuers, Git repositories to import and notification webhooks'),
+  OUTBOUND_ALLOW_CIDRS: Type.Optional(Type.String({ description: 'comma-separated CIDRs: when set, cluster servers, OIDC issuers, registries, Git imports and notification webhooks must resolve inside them; in production, loopback is refused unless listed here (README "Security")' })),
   CLUSTER_HEALTH_CRON: Type.String({ default: '* * * * *', minLength: 9, maxLength: 100, description: 'cron schedule of the cluster health check (every 60 s)' }),
   CLUSTER_TIMEOUT_MS: Type.Integer({ default: 10_000, minimum: 100, maximum: 120_000, description: 'per-cluster timeout of a health check or connection test' }),
   CLUSTER_HEALTH_CONCURRENCY: Type.Integer({ default: 8, minimum: 1, maximum: 100, description: 'clusters checked at once' }),
@@ -44,6 +44,7 @@ export const ConfigSchema = Type.Object({
   RUN_CLUSTER_CONCURRENCY: Type.Integer({ default: 8, minimum: 1, maximum: 100, description: 'objects applied at once per cluster, across all runs' }),
   RUN_HEARTBEAT_MS: Type.Integer({ default: 5000, minimum: 50, maximum: 600_000, description: 'how often a process marks its runs alive; a run silent for three periods (its process died) is failed as interrupted' }),
   RUN_READY_TIMEOUT_MS: Type.Integer({ default: 60_000, minimum: 0, maximum: 1_800_000, description: 'how long a run waits for its workloads to become ready before failing their nodes' }),
+  DRIFT_CHECK_INTERVAL_S: Type.Integer({ default: 300, minimum: 1, maximum: 86_400, description: 'how often every deployed workflow is compared with its clusters (drift detection; watch events are checked as they come); also the least time between two auto_sync runs of a workflow on one cluster' }),
   WATCH_BACKOFF_BASE_MS: Type.Integer({ default: 5000, minimum: 1, maximum: 600_000, description: 'first delay before a dropped resource watch reconnects; doubles per failed attempt, with jitter' }),
   WATCH_BACKOFF_MAX_MS: Type.Integer({ default: 60_000, minimum: 1, maximum: 3_600_000, description: 'longest delay between reconnect attempts of a resource watch' }),
   WATCH_PROBE_INTERVAL_MS: Type.Integer({ default: 2000, minimum: 0, maximum: 600_000, description: 'while watches of a cluster wait in backoff, how often one cheap request (GET /version) asks whether the cluster answers again; when it does, they reconnect at once (0 = off: only the backoff)' }),
@@ -59,6 +60,8 @@ export const ConfigSchema = Type.Object({
   EVENT_POLL_MS: Type.Integer({ default: 100, minimum: 5, maximum: 60_000, description: 'shared mode: how often each replica reads new events from the events collection' }),
   EVENT_RETENTION_S: Type.Integer({ default: 3600, minimum: 60, maximum: 7 * 86_400, description: 'shared mode: how long events are kept for clients resuming with Last-Event-ID on any replica' }),
   LEASE_TTL_MS: Type.Integer({ default: 15_000, minimum: 300, maximum: 600_000, description: 'shared mode: a replica that stops renewing its cluster leases for this long loses them to another (renewed every third of it)' }),
+  // The audit log (README "Audit log").
+  AUDIT_RETENTION_DAYS: Type.Integer({ default: 90, minimum: 1, maximum: 3650, description: 'how long audit log entries are kept (a TTL index on their time; a changed value replaces the index at start-up)' }),
   SSE_REPLAY_SIZE: Type.Integer({ default: 256, minimum: 0, maximum: 100_000, description: 'events kept per stream key for clients reconnecting with Last-Event-ID (0 = no replay)' }),
   // Per-user limits on long-lived connections (README "Limits"): over one → 429 naming the setting.
   MAX_STREAMS_PER_USER: Type.Integer({ default: 50, minimum: 1, maximum: 100_000, description: 'SSE streams (workflow, resource, pod logs, build, import) one user may hold open at once; one more is refused with 429' }),
@@ -87,6 +90,12 @@ export const ConfigSchema = Type.Object({
   IMPORT_GIT_MAX_FILES: Type.Integer({ default: 5000, minimum: 1, maximum: 1_000_000, description: 'most files the commit a Git import fetches may hold' }),
   IMPORT_GIT_MAX_FILE_BYTES: Type.Integer({ default: 1_048_576, minimum: 1024, maximum: 104_857_600, description: 'largest single file a Git import reads (compose files, .env files, Dockerfiles and the files a compose file names); larger ones are skipped, with a line in the import\'s log' }),
   IMPORT_GIT_TIMEOUT_MS: Type.Integer({ default: 60_000, minimum: 100, maximum: 600_000, description: 'longest time a Git import may spend fetching; the transfer is aborted after it' }),
+  // Notification channels: per-user webhooks (README "Notification channels").
+  WEBHOOK_TIMEOUT_MS: Type.Integer({ default: 10_000, minimum: 100, maximum: 120_000, description: 'longest one webhook delivery attempt may take, redirects included; a slower receiver counts as a failed try (retried)' }),
+  WEBHOOK_RETRY_BASE_MS: Type.Integer({ default: 30_000, minimum: 1, maximum: 3_600_000, description: 'delay before a webhook delivery\'s second try; the third waits twice as long (3 tries in all)' }),
+  WEBHOOK_POLL_MS: Type.Integer({ default: 5000, minimum: 10, maximum: 600_000, description: 'how often each replica looks for webhook deliveries due that it did not queue itself (another replica\'s, or one a stopped replica left)' }),
+  WEBHOOK_DELIVERY_RETENTION_DAYS: Type.Integer({ default: 14, minimum: 1, maximum: 365, description: 'how long a webhook delivery record (with its attempts) is kept' }),
+  WEBHOOK_CHANNELS_PER_USER: Type.Integer({ default: 20, minimum: 1, maximum: 1000, description: 'most notification channels one user may have' }),
   // Image builds (README "Building images").
   BUILD_GIT_IMAGE: Type.String({ default: 'alpine/git:2.47.2', minLength: 1, maxLength: 512, description: 'image of the build Job\'s clone containers (its entrypoint must be `git`)' }),
   BUILD_BUILDER_IMAGE: Type.String({ default: 'moby/buildkit:v0.18.2-rootless', minLength: 1, maxLength: 512, description: 'image of the build Job\'s builder (BuildKit rootless, run as buildctl-daemonless.sh)' }),

@@ -25,6 +25,14 @@ export interface Notification { id: string; type: NotificationType; title: strin
 
 export type NewNotification = Pick<NotificationDoc, 'type' | 'title' | 'message' | 'link'>
 
+/** A narrower set of one owner's notifications (the KubeOrch UI's alert pages read the failures). */
+export interface NotificationFilter {
+  read?: boolean
+  types?: readonly NotificationType[]
+  /** Leaves out those whose title matches. */
+  exceptTitle?: RegExp
+}
+
 export const toNotification = ({ _id, owner_id: _o, created_at, ...rest }: NotificationDoc): Notification => ({ id: _id, ...rest, created_at: created_at.toISOString() })
 
 indexSetups.push(async (db) => {
@@ -46,9 +54,21 @@ export class NotificationRepository {
     return toNotification(doc)
   }
 
-  list(ownerId: string, req: PageRequest, opts: { unread?: boolean } = {}): Promise<Page<Notification>> {
-    const filter: Filter<NotificationDoc> = opts.unread ? { owner_id: ownerId, read: false } : { owner_id: ownerId }
+  list(ownerId: string, req: PageRequest, opts: { unread?: boolean } & NotificationFilter = {}): Promise<Page<Notification>> {
+    const filter = this.filter(ownerId, opts.unread ? { ...opts, read: false } : opts)
     return paginate(this.c, req, { filter, sortFields: { created_at: 'created_at' }, searchFields: ['title', 'message'] }, toNotification)
+  }
+
+  count(ownerId: string, f: NotificationFilter): Promise<number> {
+    return this.c.countDocuments(this.filter(ownerId, f))
+  }
+
+  private filter(ownerId: string, f: NotificationFilter): Filter<NotificationDoc> {
+    const filter: Filter<NotificationDoc> = { owner_id: ownerId }
+    if (f.read !== undefined) filter.read = f.read
+    if (f.types) filter.type = { $in: [...f.types] }
+    if (f.exceptTitle) filter.title = { $not: f.exceptTitle }
+    return filter
   }
 
   unreadCount(ownerId: string): Promise<number> {
@@ -56,9 +76,16 @@ export class NotificationRepository {
   }
 
   /** Null when there is no such notification of this owner. */
-  async markRead(ownerId: string, id: string): Promise<Notification | null> {
+  async get(ownerId: string, id: string): Promise<Notification | null> {
     if (!isId(id)) return null
-    const doc = await this.c.findOneAndUpdate({ _id: id, owner_id: ownerId }, { $set: { read: true } }, { returnDocument: 'after' })
+    const doc = await this.c.findOne({ _id: id, owner_id: ownerId })
+    return doc && toNotification(doc)
+  }
+
+  /** Null when there is no such notification of this owner. */
+  async markRead(ownerId: string, id: string, f: NotificationFilter = {}): Promise<Notification | null> {
+    if (!isId(id)) return null
+    const doc = await this.c.findOneAndUpdate({ ...this.filter(ownerId, f), _id: id }, { $set: { read: true } }, { returnDocument: 'after' })
     return doc && toNotification(doc)
   }
 

@@ -6,6 +6,7 @@
 //   import.finished  → import_completed / import_failed
 //   cluster.status   → cluster_status                    (not a new cluster's first successful check)
 //   resource.status  → resource_failed                   (at most once per resource per throttle window)
+//   drift.detected   → drift_detected                    (published once per node becoming drifted, or its fields changing)
 //
 // The throttle is per process: a crash-looping workload flips between statuses every back-off, and one
 // notification per window is what a user can act on. Two replicas watching the same resource cannot
@@ -14,11 +15,18 @@ import type { BusEvents, EventBus } from '../../events/bus.ts'
 import type { StreamHub } from '../../events/stream-hub.ts'
 import { NotFound } from '../../errors.ts'
 import type { PageRequest, Page } from '../../repositories/pagination.ts'
-import type { NewNotification, Notification, NotificationRepository } from '../../repositories/notifications.ts'
+import type { NewNotification, Notification, NotificationFilter, NotificationRepository } from '../../repositories/notifications.ts'
 
 export const notificationsKey = (userId: string): string => `notifications:${userId}`
 
 export const RESOURCE_FAILED_THROTTLE_MS = 10 * 60_000
+
+/** The title of a cluster_status notification saying a cluster answers again (news of a recovery, not of a fault). */
+export const clusterBackTitle = (name: string): string => `Cluster ${name} is reachable again`
+export const CLUSTER_BACK_TITLE = /^Cluster .+ is reachable again$/
+
+/** Drifted field paths named in a notification's message; the drift report has them all. */
+const DRIFT_FIELDS_SHOWN = 5
 /** Throttle entries kept before expired ones are swept. */
 const THROTTLE_SWEEP_AT = 10_000
 
@@ -31,6 +39,8 @@ export interface NotificationServiceDeps {
   hub: () => StreamHub | undefined
   /** The finished run, to tell dry runs apart and name the workflow; null when it is gone. */
   run(ownerId: string, workflowId: string, runId: string): Promise<RunSummary | null>
+  /** The workflow's name, to name it in a drift notification; null when it is gone (absent: the id is shown). */
+  workflowName?(ownerId: string, workflowId: string): Promise<string | null>
   log: { error(obj: object, msg: string): void }
   now?: () => number
   throttleMs?: number
@@ -54,12 +64,13 @@ export class NotificationService {
       bus.on('import.finished', (e) => this.track(this.importFinished(e))),
       bus.on('cluster.status', (e) => this.track(this.clusterStatus(e))),
       bus.on('resource.status', (e) => this.track(this.resourceStatus(e))),
+      bus.on('drift.detected', (e) => this.track(this.driftDetected(e))),
     )
   }
 
   // Reads and marks (routes)
 
-  async list(ownerId: string, page: PageRequest, opts: { unread?: boolean } = {}): Promise<Page<Notification> & { unread_count: number }> {
+  async list(ownerId: string, page: PageRequest, opts: { unread?: boolean } & NotificationFilter = {}): Promise<Page<Notification> & { unread_count: number }> {
     const [list, unread_count] = await Promise.all([this.deps.notifications.list(ownerId, page, opts), this.deps.notifications.unreadCount(ownerId)])
     return { ...list, unread_count }
   }
@@ -68,8 +79,13 @@ export class NotificationService {
     return this.deps.notifications.unreadCount(ownerId)
   }
 
-  async markRead(ownerId: string, id: string): Promise<Notification> {
-    const n = await this.deps.notifications.markRead(ownerId, id)
+  count(ownerId: string, filter: NotificationFilter): Promise<number> {
+    return this.deps.notifications.count(ownerId, filter)
+  }
+
+  /** Only among those `filter` selects, when given (another one is a 404 as a missing one). */
+  async markRead(ownerId: string, id: string, filter?: NotificationFilter): Promise<Notification> {
+    const n = await this.deps.notifications.markRead(ownerId, id, filter)
     if (!n) throw new NotFound('notification')
     await this.publishCount(ownerId)
     return n
@@ -130,7 +146,7 @@ export class NotificationService {
   private async clusterStatus(e: BusEvents['cluster.status']): Promise<void> {
     // A cluster's first check succeeding is what adding it meant, not news.
     if (e.from === 'unknown' && e.to === 'connected') return
-    const title = e.to === 'connected' ? `Cluster ${e.name} is reachable again`
+    const title = e.to === 'connected' ? clusterBackTitle(e.name)
       : e.to === 'error' ? `Cluster ${e.name} is unreachable` : `Cluster ${e.name} is ${e.to}`
     await this.notify(e.owner_id, { type: 'cluster_status', title, message: e.message, link: `/v1/api/clusters/${encodeURIComponent(e.name)}` })
   }
@@ -147,6 +163,18 @@ export class NotificationService {
     }
     const where = e.namespace ? ` in ${e.namespace}` : ''
     await this.notify(e.owner_id, { type: 'resource_failed', title: `${e.kind} ${e.name}${where} failed`, message: e.message, link: `/v1/api/resources/${e.resource_id}` })
+  }
+
+  private async driftDetected(e: BusEvents['drift.detected']): Promise<void> {
+    const name = await this.deps.workflowName?.(e.owner_id, e.workflow_id)
+    const what = name ? `workflow ${name}` : `workflow ${e.workflow_id}`
+    const shown = e.fields.slice(0, DRIFT_FIELDS_SHOWN).join(', ')
+    const more = e.fields.length > DRIFT_FIELDS_SHOWN ? ` and ${e.fields.length - DRIFT_FIELDS_SHOWN} more` : ''
+    await this.notify(e.owner_id, {
+      type: 'drift_detected', title: `Node ${e.node_id} of ${what} drifted`,
+      message: e.fields.length ? `changed in the cluster: ${shown}${more}` : 'its live objects no longer match what was applied',
+      link: `/v1/api/workflows/${e.workflow_id}/drift`,
+    })
   }
 
   private async notify(ownerId: string, input: NewNotification): Promise<void> {

@@ -1,0 +1,36 @@
+// Slack incoming webhooks (https://hooks.slack.com/services/...) take Slack's message shape, not our JSON
+// envelope: `text` (the notification line, also what notifications and old clients show) and `blocks`
+// (the same, laid out). Slack's mrkdwn treats &, < and > as markup, so user text is escaped.
+import type { DeliveredNotification } from '../../../repositories/notification-deliveries.ts'
+
+export function isSlackWebhook(rawUrl: string): boolean {
+  try {
+    const url = new URL(rawUrl)
+    return url.protocol === 'https:' && url.hostname.toLowerCase() === 'hooks.slack.com'
+  } catch {
+    return false
+  }
+}
+
+/** Slack's mrkdwn control characters, escaped as Slack documents. */
+export function escapeMrkdwn(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')
+}
+
+export interface SlackMessage {
+  text: string
+  blocks: Array<Record<string, unknown>>
+}
+
+/** `link` is the subject's absolute URL (PUBLIC_URL + the notification's API path). */
+export function slackMessage(n: DeliveredNotification, link: string): SlackMessage {
+  const title = escapeMrkdwn(n.title)
+  const message = escapeMrkdwn(n.message)
+  return {
+    text: `${title}: ${message}`,
+    blocks: [
+      { type: 'section', text: { type: 'mrkdwn', text: `*${title}*\n${message}` } },
+      { type: 'context', elements: [{ type: 'mrkdwn', text: `${escapeMrkdwn(n.type)} · <${link}|${escapeMrkdwn(n.link)}>` }] },
+    ],
+  }
+}
