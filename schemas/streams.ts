@@ -2,11 +2,14 @@
 // (event type → description and payload schema) and as the `text/event-stream` response. Payloads are plain
 // JSON objects; the same schemas check them in the stream tests.
 import { Type, type TSchema } from 'typebox'
+import { DriftDetectedEvent, DriftResolvedEvent, NodeDriftSchema } from './drift.ts'
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` })
 
 export const NodeStatus = Type.Object({
-  state: Type.String({ description: 'running, pending, failed, completed, warning, unknown or deleted (API.md §4)' }),
+  state: Type.String({ description: 'running, pending, failed, completed, warning, unknown or deleted (API.md §4); drifted while the objects differ from what was applied (API.md §12)' }),
+  live_state: Type.Optional(Type.String({ description: 'while drifted: the state the objects show (running, failed, deleted, ...)' })),
+  drift: Type.Optional(NodeDriftSchema),
   message: Type.String(),
   action: Type.Optional(Type.String({ description: 'during a run: what the apply did (created, configured, unchanged, failed, skipped)' })),
   ready: Type.Optional(Type.String({ description: 'e.g. "2/3"' })),
@@ -55,7 +58,7 @@ export function streamResponse(description: string) {
 export const workflowStreamDoc = {
   description: [
     FRAMES,
-    'Events: `metadata` (the workflow; each node\'s live status in `data._status`), `node_update` (a node\'s status: an object of a run applied or failed, or its resource changed in the cluster), `status_change` (a tracked resource of the workflow changed status), `workflow_sync` (every node\'s status: after each run and each watch resync), `error` (a run failed, or the workflow was deleted), `complete` (a run ended).',
+    'Events: `metadata` (the workflow; each node\'s live status in `data._status`), `node_update` (a node\'s status: an object of a run applied or failed, or its resource changed in the cluster), `status_change` (a tracked resource of the workflow changed status), `workflow_sync` (every node\'s status: after each run and each watch resync), `error` (a run failed, or the workflow was deleted), `complete` (a run ended), `drift_detected` (a node\'s objects differ from what was applied, or its drifted fields changed), `drift_resolved` (they match again).',
     'Dry runs publish no node status; their `error` and `complete` are sent.',
   ].join('\n\n'),
   events: {
@@ -63,6 +66,8 @@ export const workflowStreamDoc = {
     node_update: { description: 'one node\'s status', schema: NodeUpdateEvent },
     status_change: { description: 'a tracked resource of this workflow changed status', schema: StatusChangeEvent },
     workflow_sync: { description: 'every node\'s status after a run or a watch resync', schema: WorkflowSyncEvent },
+    drift_detected: { description: 'a node drifted (or its drifted fields changed); a node_update with its status follows', schema: DriftDetectedEvent },
+    drift_resolved: { description: 'a drifted node matches what was applied again; a node_update with its status follows', schema: DriftResolvedEvent },
     error: { description: 'a run failed (its error), or the workflow was deleted', schema: ErrorEvent },
     complete: { description: 'a run ended', schema: CompleteEvent },
   } satisfies Record<string, EventDoc>,

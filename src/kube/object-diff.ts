@@ -47,7 +47,8 @@ function prune(v: unknown): unknown {
 
 const IDENT = /^[A-Za-z_$][\w$]*$/
 
-function child(path: string, key: string): string {
+/** The path of `key` under `path`: dotted when an identifier, `["key"]` otherwise (labels, annotations). */
+export function child(path: string, key: string): string {
   if (IDENT.test(key)) return path ? `${path}.${key}` : key
   return `${path}[${JSON.stringify(key)}]`
 }
@@ -63,7 +64,7 @@ function nameKeyed(list: unknown[]): boolean {
 }
 
 /** Leaf path → value. Lists of scalars are one leaf: `args` changing reads better whole than by index. */
-function leaves(v: unknown, path = '', out = new Map<string, unknown>()): Map<string, unknown> {
+export function leaves(v: unknown, path = '', out = new Map<string, unknown>()): Map<string, unknown> {
   if (isObject(v)) {
     for (const [k, x] of Object.entries(v)) leaves(x, child(path, k), out)
   } else if (Array.isArray(v) && v.some((x) => isObject(x) || Array.isArray(x))) {

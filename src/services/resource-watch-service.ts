@@ -75,6 +75,15 @@ export interface ResourceWatchDeps {
   requestTimeoutMs?: number
   log?: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void }
   random?: () => number
+  /** Drift detection (services/lifecycle/drift): told each followed object as its events arrive; marks the node statuses stored. */
+  drift?: DriftHooks
+}
+
+export interface DriftHooks {
+  /** The object as a watch event (or a listing) shows it on a cluster this replica holds; null: not there. */
+  observed(ref: { owner_id: string; workflow_id: string; cluster_id: string; node_id: string; api_version: string; kind: string; name: string; namespace: string | null }, object: KubeObject | null): void
+  /** The node's status with its drift, if any (idempotent: applied again at each write). */
+  overlay(ownerId: string, workflowId: string, nodeId: string, status: Record<string, unknown>): Record<string, unknown>
 }
 
 interface Watched {
@@ -495,6 +504,7 @@ export class ResourceWatchService {
   // Status
 
   private onEvent(w: Watched, type: WatchEventType, obj: KubeObject): void {
+    this.observeDrift(w, type === 'DELETED' ? null : obj)
     if (type === 'DELETED') { this.deleted(w, obj); return }
     this.evaluate(w)
     // Its selector (or, for a CronJob, its template's labels) decides which pods are its.
@@ -502,6 +512,7 @@ export class ResourceWatchService {
   }
 
   private onSynced(w: Watched): void {
+    this.observeDrift(w, this.hub.object(w.key, w.name) ?? null)
     // A full listing without the object: it is not in the cluster (or no longer carries our label).
     if (!this.hub.object(w.key, w.name)) this.deleted(w, null)
     else {
@@ -509,6 +520,24 @@ export class ResourceWatchService {
       if (POD_PARENT_KINDS.has(w.kind) && w.namespace) this.touchPods(w.cluster_id, w.namespace)
     }
     this.syncLater(wfKey(w.owner_id, w.workflow_id))
+  }
+
+  /** Drift detection judges the object the event carries (no request of its own), on clusters this replica holds. */
+  private observeDrift(w: Watched, obj: KubeObject | null): void {
+    if (!this.deps.drift || this.watched.get(w.id) !== w || !this.ownership.owns(w.cluster_id)) return
+    const { owner_id, workflow_id, cluster_id, node_id, api_version, kind, name, namespace } = w
+    this.deps.drift.observed({ owner_id, workflow_id, cluster_id, node_id, api_version, kind, name, namespace }, obj)
+  }
+
+  /** What a node's status is with its drift (none: as derived). */
+  private withDrift(ownerId: string, workflowId: string, nodeId: string, status: Record<string, unknown>): Record<string, unknown> {
+    return this.deps.drift ? this.deps.drift.overlay(ownerId, workflowId, nodeId, status) : status
+  }
+
+  /** The node's status as derived here now (drift included); null when none of its objects is followed here. */
+  derivedNodeStatus(ownerId: string, workflowId: string, nodeId: string): Record<string, unknown> | null {
+    const seen = [...this.watched.values()].some((x) => x.seen && x.owner_id === ownerId && x.workflow_id === workflowId && x.node_id === nodeId)
+    return seen ? this.nodeStatus(ownerId, workflowId, nodeId) : null
   }
 
   /** A listing calls every listener of its stream in one go: the workflows they belong to are checked once, after. */
@@ -573,7 +602,8 @@ export class ResourceWatchService {
           if (at === STALE) superseded = true
           else {
             if (at) w.lastWriteAt = at.getTime()
-            if (nodeStatus) await this.deps.workflows.setNodeStatus(w.owner_id, w.workflow_id, w.node_id, nodeStatus)
+            // Drift found while this waited its turn shows too.
+            if (nodeStatus) await this.deps.workflows.setNodeStatus(w.owner_id, w.workflow_id, w.node_id, this.withDrift(w.owner_id, w.workflow_id, w.node_id, nodeStatus))
           }
         }
       } catch (err) {
@@ -612,7 +642,7 @@ export class ResourceWatchService {
     w.chain = w.chain.then(async () => {
       if (!this.ownership.owns(w.cluster_id)) return
       try {
-        await this.deps.workflows.setNodeStatus(w.owner_id, w.workflow_id, w.node_id, nodeStatus)
+        await this.deps.workflows.setNodeStatus(w.owner_id, w.workflow_id, w.node_id, this.withDrift(w.owner_id, w.workflow_id, w.node_id, nodeStatus))
       } catch (err) {
         this.deps.log?.error({ resource_id: w.id, err: { message: String((err as Error)?.message ?? err) } }, 'watch: storing a node\'s first status failed')
       }
@@ -629,9 +659,9 @@ export class ResourceWatchService {
     // Worst first; on a tie the node's own object before a Namespace it happens to have created.
     members.sort((a, b) => SEVERITY.indexOf(a.status) - SEVERITY.indexOf(b.status) || Number(a.kind === 'Namespace') - Number(b.kind === 'Namespace'))
     const worst = members.find((m) => m.status !== 'deleted') ?? members[0]
-    if (!worst) return { state: changed?.status ?? 'unknown', message: changed?.message ?? '' }
+    if (!worst) return this.withDrift(ownerId, workflowId, nodeId, { state: changed?.status ?? 'unknown', message: changed?.message ?? '' })
     // `ready` only where the kind has one: the event schema has it as a string, never null.
-    return { ...worst.counters, state: worst.status, message: worst.message, ...(worst.ready !== null && { ready: worst.ready }) }
+    return this.withDrift(ownerId, workflowId, nodeId, { ...worst.counters, state: worst.status, message: worst.message, ...(worst.ready !== null && { ready: worst.ready }) })
   }
 
   /** Publishes `workflow.synced` once every stream the workflow's resources need has listed. */

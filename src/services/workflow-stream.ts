@@ -10,6 +10,8 @@
 //   workflow.synced  → workflow_sync on workflow:<id>           (a watch's initial list: start or resync)
 //   cluster.status   → error on resource:<id> of each open resource stream on a cluster that became unreachable
 //   workflow.deleted → error on workflow:<id>                  (nothing more will come)
+//   drift.detected   → drift_detected + node_update on workflow:<id> (the node's stored status: drifted)
+//   drift.resolved   → drift_resolved + node_update on workflow:<id> (its derived status again)
 //
 // Dry runs change nothing in the cluster, so they publish no node status; their end (complete, error) is
 // still announced, since a client watching the stream started them. A run's events are published in the
@@ -105,6 +107,8 @@ export class WorkflowStreamPublisher {
       bus.on('workflow.synced', (e) => this.synced(e)),
       bus.on('cluster.status', (e) => this.clusterStatus(e)),
       bus.on('workflow.deleted', (e) => this.deps.hub.publish(workflowKey(e.workflow_id), 'error', { error: 'the workflow was deleted' })),
+      bus.on('drift.detected', (e) => this.drift(e, 'drift_detected', { node_id: e.node_id, fields: e.fields })),
+      bus.on('drift.resolved', (e) => this.drift(e, 'drift_resolved', { node_id: e.node_id })),
     )
   }
 
@@ -193,6 +197,22 @@ export class WorkflowStreamPublisher {
         // for a change of status (spec delivery rule 4).
         if (e.old_status !== e.new_status) this.deps.hub.publish(key, 'status_change', change)
       }
+    })
+  }
+
+  /** A node's drift changed (its status is stored before the event): the event, then the node as stored. */
+  private drift(e: { owner_id: string; workflow_id: string; node_id: string }, type: 'drift_detected' | 'drift_resolved', data: object): void {
+    this.inOrder(e.workflow_id, async () => {
+      const key = workflowKey(e.workflow_id)
+      this.deps.hub.publish(key, type, data)
+      const [stored, tracked] = await Promise.all([
+        this.deps.nodeStatus ? this.deps.nodeStatus(e.owner_id, e.workflow_id, e.node_id).catch(() => null) : null,
+        this.deps.tracked(e.owner_id, e.workflow_id, [e.node_id]).catch(() => []),
+      ])
+      if (!stored) return
+      // The node's own object names its kind; a namespace it created only when it has nothing else.
+      const kind = (tracked.find((r) => r.kind !== 'Namespace') ?? tracked[0])?.kind ?? 'unknown'
+      this.deps.hub.publish(key, 'node_update', { node_id: e.node_id, kind, status: stored })
     })
   }
 

@@ -21,6 +21,8 @@ const requests: Record<string, { body?: object; query?: string }> = {
   runWorkflow: { body: { dry_run: true } }, getWorkflowRun: {},
   getNodeDiagnostics: {}, getNodeFixTemplate: {}, applyNodeFix: { body: { fix_type: 'dns-name' } },
   streamWorkflowStatus: {},
+  rollbackWorkflow: { body: { version: 1 } }, syncWorkflow: { body: {} },
+  getWorkflowDrift: {},
 }
 
 async function snapshot() {
