@@ -215,3 +215,23 @@ export const RunRequest = Type.Object({
 // convention's default sort) sorts by it.
 export const RunListQuery = PaginationQuery(['created_at', 'started_at', 'finished_at', 'status', 'duration_ms'], { status: Type.Optional(RunStatus) })
 export const RunList = PageOf('runs', Type.Ref('Run'))
+
+// Rollback and sync (API.md §12)
+
+const RunTarget = Type.Pick(RunRequest, ['cluster', 'namespace', 'dry_run', 'trigger_data'])
+export const SyncRequest = Type.Object({
+  ...RunTarget.properties,
+  namespace: Type.Optional(Type.String({ minLength: 1, maxLength: 63, pattern: DNS_LABEL, description: 'puts every namespaced object in this namespace; default: the namespace the last deployment on that cluster used' })),
+}, { additionalProperties: false })
+export const RollbackRequest = Type.Object({
+  version: Type.Integer({ minimum: 1, maximum: 1_000_000_000, description: 'the version to roll back to' }),
+  ...RunTarget.properties,
+  dry_run: Type.Optional(Type.Boolean({ default: false, description: 'restore nothing, record no version, apply nothing: answer the dry run of that version (each node\'s action and diff against the live object) and the graph changes' })),
+}, { additionalProperties: false })
+export const RollbackResult = Type.Object({
+  run: Type.Ref('Run', { description: 'the run of the version (trigger `rollback`, `rollback_of` the version asked for); a dry run when `dry_run` was asked' }),
+  changes: Type.Object({
+    to_version: Type.Integer({ description: 'the version rolled back to' }),
+    ...Type.Omit(VersionComparison, ['from_version', 'to_version']).properties,
+  }, { additionalProperties: false, description: 'from the workflow\'s graph before the rollback to the version\'s (as versions/compare answers)' }),
+}, { additionalProperties: false })

@@ -154,11 +154,12 @@ export class RunService {
   /**
    * Re-applies what was last deployed to the cluster (the version of the latest finished non-dry run there):
    * a run of that version, recording none, in the namespace that run used unless `request` names one.
-   * 409 when nothing was deployed there. Otherwise as `start` (checks, lock, prune, readiness wait).
+   * 409 when nothing was deployed there. Otherwise as `start` (checks, lock, prune, readiness wait), with
+   * `force`: fields someone changed on the cluster (kubectl, another manager) are what sync takes back.
    */
   sync(ownerId: string, workflowId: string, request: SyncRequest, trigger: 'sync' | 'auto_sync'): Promise<StartedRun> {
     const { cluster, namespace, trigger_data, dry_run } = request
-    return this.startFrom(ownerId, workflowId, { cluster, namespace, trigger_data, dry_run }, { trigger, source: { graph: 'deployed' } })
+    return this.startFrom(ownerId, workflowId, { cluster, namespace, trigger_data, dry_run, force: true }, { trigger, source: { graph: 'deployed' } })
   }
 
   /** As `start`, of the graph `options.source` names, the run recorded with its trigger (and the version a rollback restored). */

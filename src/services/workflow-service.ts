@@ -184,10 +184,16 @@ export class WorkflowService {
     return v
   }
 
-  /** Copies a version's graph back into the workflow and records that as a new version. */
-  async restoreVersion(ownerId: string, id: string, version: number): Promise<{ version: Version; workflow: Workflow }> {
+  /** The version, if it may be restored (404 when missing; 400 when it was saved with a secret value). */
+  async restorableVersion(ownerId: string, id: string, version: number): Promise<Version> {
     const source = await this.getVersion(ownerId, id, version)
     await this.assertNoSecrets(source.nodes, `version ${version} cannot be restored: it was saved with a secret value`)
+    return source
+  }
+
+  /** Copies a version's graph back into the workflow and records that as a new version. */
+  async restoreVersion(ownerId: string, id: string, version: number): Promise<{ version: Version; workflow: Workflow }> {
+    const source = await this.restorableVersion(ownerId, id, version)
     const current = await this.get(ownerId, id)
     // A version's own `_status` (stored before versions left it out) is stale; the workflow's current one
     // still describes the objects on the cluster.
@@ -198,6 +204,13 @@ export class WorkflowService {
     // changes the workflow, never what this version holds.
     const recorded = await this.recordVersion(ownerId, id, source, { name: `Restored from version ${version}`, restored_from: version, is_automatic: true })
     return { version: recorded, workflow: { ...restored, current_version: Math.max(restored.current_version, recorded.version) } }
+  }
+
+  /** From the workflow's current graph to the version's: what restoring it would change. */
+  async changesTo(ownerId: string, id: string, version: number): Promise<GraphDiff & { to_version: number }> {
+    const [current, target] = await Promise.all([this.get(ownerId, id), this.getVersion(ownerId, id, version)])
+    // The workflow's live status describes the cluster, not the graph: it is no change.
+    return { to_version: version, ...diffGraphs({ nodes: stripLiveStatus(current.nodes), edges: current.edges }, target) }
   }
 
   async compareVersions(ownerId: string, id: string, v1: number, v2: number): Promise<GraphDiff & { from_version: number; to_version: number }> {

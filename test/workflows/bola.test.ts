@@ -22,6 +22,7 @@ const requests: Record<string, { body?: object; query?: string }> = {
   getNodeDiagnostics: {}, getNodeFixTemplate: {}, applyNodeFix: { body: { fix_type: 'dns-name' } },
   streamWorkflowStatus: {},
   rollbackWorkflow: { body: { version: 1 } }, syncWorkflow: { body: {} },
+  rollbackWorkflow: { body: { version: 1 } }, syncWorkflow: { body: {} },
   getWorkflowDrift: {},
 }
 

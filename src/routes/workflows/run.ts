@@ -5,6 +5,7 @@ import type { App } from '../../app-types.ts'
 import { errorResponses } from '../../../schemas/common.ts'
 import { WorkflowParams, RunParams, RunRequest } from '../../../schemas/workflow.ts'
 import type { Run } from '../../repositories/runs.ts'
+import type { StartedRun } from '../../services/run-service.ts'
 
 const tags = ['workflows']
 
@@ -13,8 +14,12 @@ const tags = ['workflows']
  * running and where to poll it. Shared with the KubeOrch UI adapter, which answers the same run in its dialect.
  */
 export async function startRunAndWait(app: App, userId: string, workflowId: string, body: Static<typeof RunRequest>): Promise<{ code: 200 | 202; run: Run; location?: string }> {
+  return waitForStartedRun(app, userId, workflowId, await app.services.runs.start(userId, workflowId, body))
+}
+
+/** Waits for a started run (any trigger) as the run route does: 200 finished, or 202 with where to poll it. */
+export async function waitForStartedRun(app: App, userId: string, workflowId: string, { run, done }: StartedRun): Promise<{ code: 200 | 202; run: Run; location?: string }> {
   const runs = app.services.runs
-  const { run, done } = await runs.start(userId, workflowId, body)
   const finished = await runs.waitFor(done, app.config.RUN_REPLY_WAIT_MS)
   if (finished) return { code: 200, run: finished }
   const current: Run = (await runs.get(userId, workflowId, run.id).catch(() => null)) ?? run
