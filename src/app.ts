@@ -67,6 +67,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(authPlugin)
   await app.register(eventsPlugin)
   await app.register(servicesPlugin)
+  await app.register(import('../plugins/audit.ts')) // the audit log's request hook (API.md §12): before the routes, so it sees each one
   await app.register(streamsPlugin)
 
   await app.register(systemRoutes)

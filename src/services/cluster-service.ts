@@ -61,6 +61,9 @@ function assertUsableName(name: string): void {
   if (isId(name)) throw new BadRequest('name must not look like a cluster id (24 hexadecimal characters): cluster paths accept ids too')
 }
 
+/** A share given or revoked: which cluster, which user. */
+export interface ShareChange { cluster_id: string; user_id: string }
+
 export class ClusterService {
   constructor(private readonly deps: ClusterServiceDeps) {}
 
@@ -340,7 +343,8 @@ export class ClusterService {
     return this.show(await this.record(updated ?? doc, 'credentials', { ok: true, message: 'credentials replaced' }), userId)
   }
 
-  async share(userId: string, name: string, email: string, role: ShareRole): Promise<Cluster> {
+  /** `changed`: told the cluster's id and the grantee's once the share is stored (the audit log's entry). */
+  async share(userId: string, name: string, email: string, role: ShareRole, changed?: (ids: ShareChange) => void): Promise<Cluster> {
     const { doc } = await this.reach(userId, name, 'admin')
     const target = await this.deps.findUserIdByEmail(email)
     if (!target) throw new NotFound('user')
@@ -349,17 +353,19 @@ export class ClusterService {
     if (clash && clash.doc._id !== doc._id) throw new Conflict(`that user already reaches a cluster named "${doc.name}"`)
     const updated = await this.deps.clusters.share(doc._id, target, role)
     await this.deps.logs.add(doc._id, 'share', true, `shared as ${role}`)
+    changed?.({ cluster_id: doc._id, user_id: target })
     this.deps.bus.emit('cluster.changed', { owner_id: doc.owner_id, cluster_id: doc._id })
     return this.show(updated ?? doc, userId)
   }
 
   /** Ends a share (owner or shared admin); 404 when the cluster has no share for that user. */
-  async unshare(userId: string, name: string, targetUserId: string): Promise<void> {
+  async unshare(userId: string, name: string, targetUserId: string, changed?: (ids: ShareChange) => void): Promise<void> {
     const { doc } = await this.reach(userId, name, 'admin')
     const before = await this.deps.clusters.unshare(doc._id, targetUserId)
     if (!before) throw new NotFound('share')
     if (before.default_of.includes(targetUserId)) await this.deps.clusters.ensureDefault(targetUserId)
     await this.deps.logs.add(doc._id, 'share', true, 'share revoked')
+    changed?.({ cluster_id: doc._id, user_id: targetUserId })
     // Who reaches the cluster changed: the revoked user's watchers stop now, not at their next reconnect.
     this.deps.bus.emit('cluster.changed', { owner_id: doc.owner_id, cluster_id: doc._id })
   }

@@ -107,7 +107,7 @@ export default async function clusterRoutes(app: App) {
       tags, operationId: 'shareCluster', summary: 'share with another user by email as viewer, deployer or admin (owner or shared admin)',
       params: ClusterParams, body: ShareBody, response: { 200: ClusterRef, ...errorResponses(400, 401, 403, 404, 409) },
     },
-  }, async (req) => service.share(req.user.id, req.params.name, req.body.email, req.body.role))
+  }, async (req) => service.share(req.user.id, req.params.name, req.body.email, req.body.role, (ids) => app.audit.note(req, { target_id: ids.cluster_id, subject_id: ids.user_id })))
 
   app.delete('/v1/api/clusters/:name/share/:user_id', {
     schema: {
@@ -115,7 +115,7 @@ export default async function clusterRoutes(app: App) {
       params: ShareParams, response: { 204: Type.Null({ description: 'revoked' }), ...errorResponses(400, 401, 403, 404) },
     },
   }, async (req, reply) => {
-    await service.unshare(req.user.id, req.params.name, req.params.user_id)
+    await service.unshare(req.user.id, req.params.name, req.params.user_id, (ids) => app.audit.note(req, { target_id: ids.cluster_id, subject_id: ids.user_id }))
     return reply.code(204).send(null)
   })
 }

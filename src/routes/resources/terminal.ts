@@ -70,6 +70,8 @@ export function serveTerminal(app: App, socket: WebSocket, req: TerminalRequest,
   const targets = app.podTargets
   const query = req.query as { shell?: string; pod?: string; container?: string }
   const log = req.log.child({ resource_id: req.params.id, user_id: req.user.id })
+  // The audit log's open and close entries: counts of what went through, never the bytes (API.md §12).
+  const audit = app.audit.terminal(req, req.params.id)
   let exec: ExecSession | null = null
   let ended = false
   let releaseSlot: (() => void) | undefined
@@ -100,9 +102,12 @@ export function serveTerminal(app: App, socket: WebSocket, req: TerminalRequest,
     send('close', { reason, exit_code: exitCode })
     if (socket.readyState === socket.OPEN) socket.close(code)
     exec?.close()
+    audit.ended(exitCode)
     log.info({ reason, exit_code: exitCode, url: redactUrl(req.url) }, 'terminal session ended')
   }
-  const refuse = (message: string, code: number = CLOSE.policy) => {
+  /** `status`: the HTTP status the refusal stands for, in the audit log. */
+  const refuse = (message: string, status: number, code: number = CLOSE.policy) => {
+    audit.refused(status)
     send('error', message)
     end('refused', null, code)
   }
@@ -112,7 +117,7 @@ export function serveTerminal(app: App, socket: WebSocket, req: TerminalRequest,
   try {
     releaseSlot = app.userLimits.acquire('terminals', req.user.id)
   } catch (err) {
-    refuse((err as Error).message)
+    refuse((err as Error).message, err instanceof AppError ? err.statusCode : 429)
     return
   }
   socket.on('pong', () => { unanswered = 0 })
@@ -125,6 +130,7 @@ export function serveTerminal(app: App, socket: WebSocket, req: TerminalRequest,
     if ('problem' in frame) { send('error', frame.problem); return }
     touch()
     if (frame.type === 'input') {
+      audit.input(frame.data)
       if (exec) exec.input(frame.data)
       else if (early.length + frame.data.length <= MAX_EARLY_INPUT) early += frame.data
       else send('error', 'the shell is not connected yet; input beyond 64 KiB was dropped')
@@ -134,12 +140,12 @@ export function serveTerminal(app: App, socket: WebSocket, req: TerminalRequest,
 
   const shell = query.shell || 'sh'
   if (!isAllowedShell(shell)) {
-    refuse(`shell "${shell.slice(0, 64)}" is not allowed; use one of ${ALLOWED_SHELLS.join(', ')}`)
+    refuse(`shell "${shell.slice(0, 64)}" is not allowed; use one of ${ALLOWED_SHELLS.join(', ')}`, 400)
     return
   }
   void (async () => {
     const target = await targets.resolve(req.user.id, req.params.id, 'deployer', { pod: query.pod || undefined, container: query.container || undefined })
-    if (target.problem || !target.container) { refuse(target.problem ?? 'no container to run the shell in'); return }
+    if (target.problem || !target.container) { refuse(target.problem ?? 'no container to run the shell in', 404); return }
     if (ended) return
     const container = target.container
     // Output (the prompt) or even the exit can come before `metadata` is sent; held until it is, so
@@ -148,6 +154,7 @@ export function serveTerminal(app: App, socket: WebSocket, req: TerminalRequest,
     let heldExit: { code: number | null; reason: string } | null = null
     const emit = (text: string) => {
       send('output', text)
+      audit.output(text)
       if (socket.bufferedAmount > MAX_BUFFERED_BYTES) end('the client is not reading the output fast enough', null, CLOSE.policy)
     }
     const session = await openExec(target.kc, { namespace: target.namespace, pod: target.pod, container, shell }, {
@@ -157,6 +164,7 @@ export function serveTerminal(app: App, socket: WebSocket, req: TerminalRequest,
     if (ended) { session.close(); return }
     exec = session
     log.info({ pod: target.pod, container, namespace: target.namespace, cluster: target.cluster.name, shell }, 'terminal session started')
+    audit.opened()
     send('metadata', { pod: target.pod, container, namespace: target.namespace, cluster: target.cluster.name, shell })
     const pending = held
     held = null
@@ -167,10 +175,10 @@ export function serveTerminal(app: App, socket: WebSocket, req: TerminalRequest,
     if (early) session.input(early)
     early = ''
   })().catch((err: unknown) => {
-    if (err instanceof AppError && err.statusCode < 500) { refuse(err.message); return }
-    if (err instanceof AppError || err instanceof ExecFailed) { refuse(err.message, CLOSE.internal); return }
+    if (err instanceof AppError && err.statusCode < 500) { refuse(err.message, err.statusCode); return }
+    if (err instanceof AppError || err instanceof ExecFailed) { refuse(err.message, err instanceof AppError ? err.statusCode : 502, CLOSE.internal); return }
     log.error({ err }, 'terminal session failed')
-    refuse('internal error', CLOSE.internal)
+    refuse('internal error', 500, CLOSE.internal)
   })
 }
 
