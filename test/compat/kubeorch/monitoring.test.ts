@@ -1,7 +1,7 @@
 // The UI's monitoring pages on the adapter (CONTRACT.md §2.13, OBSERVED row 25), against the app and the
 // simulator: /metrics/overview from the overview service, /metrics/resources from the caller's tracked
-// resources after a real run, and alerts and notification channels answering their empty state (200, the
-// shapes the pages read) and a clear 501 on writes until they exist.
+// resources after a real run. The alert pages and notification channels have their own files
+// (alerts.test.ts, channels.test.ts).
 import t from 'tap'
 import { runFixture, node } from '../../runs/fixture.ts'
 import { registerUser, type TestUser } from '../../helpers/auth.ts'
@@ -82,42 +82,4 @@ t.test('GET /metrics/resources: the caller\'s tracked resources with name, names
     t.equal(bad.status, 400, query)
     t.equal(bad.body.message, bad.body.error)
   }
-})
-
-t.test('alerts and notification channels: the reads answer the empty state the pages read, not a 404', async (t) => {
-  t.same((await ui('GET', '/alerts/overview')).body, { activeAlerts: 0, totalRules: 0, enabledRules: 0, severityBreakdown: { critical: 0, warning: 0, info: 0 } })
-  t.same((await ui('GET', '/alerts/rules')).body, { rules: [] })
-  t.same((await ui('GET', '/alerts/rules?type=cluster&severity=critical&enabled=true')).body, { rules: [] })
-  t.same((await ui('GET', '/alerts/rules?type=&severity=&enabled=')).body, { rules: [] }, 'the "all" filters, sent empty')
-  t.same((await ui('GET', '/alerts/templates')).body, { templates: [] })
-  t.same((await ui('GET', '/alerts/events?limit=10')).body, { events: [], total: 0, page: 1, limit: 10 })
-  t.same((await ui('GET', '/alerts/events?severity=warning&status=firing&type=resource&page=2&limit=20')).body, { events: [], total: 0, page: 2, limit: 20 })
-  t.same((await ui('GET', '/notifications/channels')).body, { channels: [] })
-  for (const url of ['/alerts/rules/abc', '/notifications/channels/abc']) {
-    const res = await ui('GET', url)
-    t.equal(res.status, 404, url)
-    t.equal(res.body.message, res.body.error)
-  }
-  for (const url of ['/alerts/rules?severity=urgent', '/alerts/events?limit=0', '/alerts/events?status=open']) {
-    const res = await ui('GET', url)
-    t.equal(res.status, 400, url)
-    t.equal(res.body.message, res.body.error)
-  }
-  t.equal((await app.inject({ url: `${PREFIX}/alerts/overview` })).statusCode, 401, 'signed in only')
-})
-
-t.test('alert and channel writes: a clear 501 saying they arrive with notification channels, nothing stored', async (t) => {
-  const rule = { name: 'cpu', type: 'cluster', severity: 'warning', conditions: [{ metric: 'cpu_percentage', operator: 'gt', value: 80, duration: 300 }] }
-  for (const [method, url, body] of [
-    ['POST', '/alerts/rules', rule], ['PUT', '/alerts/rules/r1', rule], ['DELETE', '/alerts/rules/r1'], ['PATCH', '/alerts/rules/r1/toggle', { enabled: true }],
-    ['POST', '/alerts/templates/t1/enable', {}], ['PATCH', '/alerts/events/e1/acknowledge'], ['PATCH', '/alerts/events/e1/resolve'], ['POST', '/alerts/test-fire', {}],
-    ['POST', '/notifications/channels', { name: 'ops', type: 'slack', config: { webhook_url: 'https://hooks.example/x' } }],
-    ['PUT', '/notifications/channels/c1', { name: 'ops', type: 'slack', config: {} }], ['DELETE', '/notifications/channels/c1'], ['POST', '/notifications/channels/c1/test', {}],
-  ] as const) {
-    const res = await ui(method, url, body)
-    t.equal(res.status, 501, `${method} ${url}`)
-    t.match(res.body, { error: /notification channels/, message: res.body.error })
-  }
-  t.same((await ui('GET', '/alerts/rules')).body, { rules: [] }, 'nothing was stored')
-  t.same((await ui('GET', '/notifications/channels')).body, { channels: [] })
 })

@@ -1,18 +1,14 @@
 // The UI's monitoring pages (CONTRACT.md §2.13): metrics from the overview service (API.md §10) and the
-// tracked resources; alerts and notification channels do not exist on this backend yet (a later issue),
-// so their reads answer the empty state the pages expect and their writes a plain 501, never pretend storage.
-import { Type } from 'typebox'
+// tracked resources; the alert pages from the caller's failure notifications (alerts.ts) and the
+// notification channels page from the channel service of API.md §12 (channels.ts).
 import type { App } from '../../../app-types.ts'
-import { StringEnum } from '../../../../schemas/common.ts'
 import { ResourceListQuery } from '../../../../schemas/resource.ts'
 import { MAX_PAGE_SIZE } from '../../../../schemas/pagination.ts'
-import { AppError, NotFound } from '../../../errors.ts'
 import type { Overview } from '../../../services/metrics/index.ts'
 import type { TrackedResource } from '../../../repositories/resources.ts'
 import { toCanonical } from '../translate.ts'
-
-class NotImplemented extends AppError { constructor(message: string) { super(501, message) } }
-const notYet = (what: string) => new NotImplemented(`${what} arrive with notification channels and alerting, which this backend does not have yet`)
+import alertRoutes from './alerts.ts'
+import channelRoutes from './channels.ts'
 
 const percent = (used: number, capacity: number) => capacity > 0 ? Math.round((used / capacity) * 1000) / 10 : 0
 // The UI formats CPU as millicores.
@@ -55,23 +51,6 @@ function toUiResourceMetric(r: TrackedResource) {
   return { id: r.id, name: r.name, namespace: r.namespace ?? '', type: r.kind, clusterName: r.cluster, status: r.status, restarts }
 }
 
-const Id = Type.String({ minLength: 1, maxLength: 64 })
-const IdParams = Type.Object({ id: Id })
-// The UI sends its filters empty when "all" is chosen.
-const Filter = <const T extends readonly string[]>(values: T) => Type.Optional(StringEnum([...values, ''] as const))
-const RulesQuery = Type.Object({
-  type: Filter(['cluster', 'workflow', 'resource']),
-  severity: Filter(['critical', 'warning', 'info']),
-  enabled: Filter(['true', 'false']),
-}, { additionalProperties: false })
-const EventsQuery = Type.Object({
-  type: Filter(['cluster', 'workflow', 'resource']),
-  severity: Filter(['critical', 'warning', 'info']),
-  status: Filter(['firing', 'resolved', 'acknowledged']),
-  page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 })),
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE_SIZE, default: 20 })),
-}, { additionalProperties: false })
-
 export default async function monitoringRoutes(app: App) {
   app.get('/metrics/overview', { schema: { hide: true } }, async (req) => toUiOverview(await app.services.metrics.overview(req.user.id)))
 
@@ -88,30 +67,6 @@ export default async function monitoringRoutes(app: App) {
     return { resources: list.items.map(toUiResourceMetric), total: list.total }
   })
 
-  // Alerts and notification channels: empty until they exist.
-  app.get('/alerts/overview', { schema: { hide: true } }, async () => ({
-    activeAlerts: 0, totalRules: 0, enabledRules: 0, severityBreakdown: { critical: 0, warning: 0, info: 0 },
-  }))
-  app.get('/alerts/rules', { schema: { hide: true, querystring: RulesQuery } }, async () => ({ rules: [] }))
-  app.get('/alerts/rules/:id', { schema: { hide: true, params: IdParams } }, async () => { throw new NotFound('alert rule') })
-  app.get('/alerts/templates', { schema: { hide: true } }, async () => ({ templates: [] }))
-  app.get('/alerts/events', { schema: { hide: true, querystring: EventsQuery } }, async (req) => ({
-    events: [], total: 0, page: req.query.page ?? 1, limit: req.query.limit ?? 20,
-  }))
-  app.get('/notifications/channels', { schema: { hide: true } }, async () => ({ channels: [] }))
-  app.get('/notifications/channels/:id', { schema: { hide: true, params: IdParams } }, async () => { throw new NotFound('notification channel') })
-
-  const refuse = (what: string) => async () => { throw notYet(what) }
-  app.post('/alerts/rules', { schema: { hide: true } }, refuse('Alert rules'))
-  app.put('/alerts/rules/:id', { schema: { hide: true, params: IdParams } }, refuse('Alert rules'))
-  app.delete('/alerts/rules/:id', { schema: { hide: true, params: IdParams } }, refuse('Alert rules'))
-  app.patch('/alerts/rules/:id/toggle', { schema: { hide: true, params: IdParams } }, refuse('Alert rules'))
-  app.post('/alerts/templates/:id/enable', { schema: { hide: true, params: IdParams } }, refuse('Alert templates'))
-  app.patch('/alerts/events/:id/acknowledge', { schema: { hide: true, params: IdParams } }, refuse('Alert events'))
-  app.patch('/alerts/events/:id/resolve', { schema: { hide: true, params: IdParams } }, refuse('Alert events'))
-  app.post('/alerts/test-fire', { schema: { hide: true } }, refuse('Alerts'))
-  app.post('/notifications/channels', { schema: { hide: true } }, refuse('Notification channels'))
-  app.put('/notifications/channels/:id', { schema: { hide: true, params: IdParams } }, refuse('Notification channels'))
-  app.delete('/notifications/channels/:id', { schema: { hide: true, params: IdParams } }, refuse('Notification channels'))
-  app.post('/notifications/channels/:id/test', { schema: { hide: true, params: IdParams } }, refuse('Notification channels'))
+  await app.register(alertRoutes)
+  await app.register(channelRoutes)
 }

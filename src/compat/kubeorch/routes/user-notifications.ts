@@ -21,6 +21,8 @@ const TYPES: Record<NotificationType, UiNotificationType> = {
   import_failed: 'system',
   cluster_status: 'system',
   resource_failed: 'resource_warning',
+  // The cluster's objects no longer match what was applied: a warning about those resources.
+  drift_detected: 'resource_warning',
 }
 
 // Our links are API paths; the UI router.push()es `link`, so it must be one of its pages. A subject with no
