@@ -2,7 +2,7 @@
 // AppliedRecorder) compared with what is live, by the replica that watches the cluster.
 //
 // When: on every watch event of a followed object (the resource watcher hands the object over: no extra
-// request), after each run of the workflow (run.finished: one GET per object, since the run's own events were
+// request, except for a Secret, whose data the watchers never keep: it is read once per change), after each run of the workflow (run.finished: one GET per object, since the run's own events were
 // skipped), and every DRIFT_CHECK_INTERVAL_S on the clusters this replica owns. A workflow whose run holds
 // the run lock is not judged: its objects are changing on purpose.
 //
@@ -259,10 +259,15 @@ export class DriftService implements AppliedRecorder {
   private async checkObserved(owner: string, workflow: string, cluster: string, seen: Array<{ ref: WatchedRef; object: KubeObject | null }>): Promise<void> {
     const docs = await this.deps.baselines.forWorkflow(owner, workflow, cluster)
     const results = new Map<string, ObjectDrift>()
+    const secrets: BaselineDoc[] = []
     for (const { ref, object } of seen) {
       const doc = docs.find((d) => sameObject(d, ref))
-      if (doc) results.set(doc._id, this.compare(doc, docs, object))
+      if (!doc) continue
+      // The watchers never keep a Secret's data (watch-hub.ts scrubs it): a Secret that changed is read once.
+      if (doc.kind === 'Secret' && object) secrets.push(doc)
+      else results.set(doc._id, this.compare(doc, docs, object))
     }
+    if (secrets.length) for (const [id, r] of await this.fresh(owner, cluster, secrets, docs)) results.set(id, r)
     if (results.size) await this.settle(owner, workflow, cluster, docs, results, false)
   }
 
@@ -274,14 +279,15 @@ export class DriftService implements AppliedRecorder {
     return results
   }
 
-  private async fresh(owner: string, cluster: string, docs: BaselineDoc[]): Promise<Map<string, ObjectDrift>> {
+  /** Reads `docs` from the cluster and compares them (`all`: the target's baselines, for its autoscalers). */
+  private async fresh(owner: string, cluster: string, docs: BaselineDoc[], all: BaselineDoc[] = docs): Promise<Map<string, ObjectDrift>> {
     const results = new Map<string, ObjectDrift>()
     if (!docs.length) return results
     const reader = await this.deps.reader(owner, cluster)
     const schedule = limiter(this.deps.concurrency)
     await Promise.all(docs.map((doc) => schedule(async () => {
       const live = await reader.get(doc.api_version, doc.kind, doc.namespace, doc.name)
-      results.set(doc._id, this.compare(doc, docs, live))
+      results.set(doc._id, this.compare(doc, all, live))
     })))
     return results
   }

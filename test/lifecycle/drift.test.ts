@@ -1,0 +1,204 @@
+// Drift detection end to end (API.md §12): a workflow deployed to the simulator, then changed behind the
+// service's back with the real kubectl. Each change shows as drift (bus event, stream event, the node's
+// status, GET /drift with path, applied and live values); POST /sync (or putting it back) resolves it.
+// What is not drift is proven by a check that ran and reported nothing, never by an event that did not come.
+import t from 'tap'
+import { runFixture, node, edge, SECRET_VALUE } from '../runs/fixture.ts'
+import { nextBusEvent } from '../helpers/bus.ts'
+import { listen, openStream, type SseStream } from '../streams/sse-client.ts'
+
+const f = await runFixture(t, { SSE_HEARTBEAT_MS: 15_000, LOG_LEVEL: 'info' }, { timing: { podStartMs: 50, podReadyMs: 50 } })
+t.setTimeout(90_000)
+const { app, owner, call } = f
+const NS = 'drift'
+const trigger = { secrets: { 'n-secret': { DB_PASSWORD: SECRET_VALUE } } }
+const b64 = (s: string) => Buffer.from(s).toString('base64')
+
+const id = await f.workflow({
+  nodes: [
+    node('n-secret', 'secret', { name: 'api-secrets', namespace: NS, secretType: 'Opaque', keys: ['DB_PASSWORD'] }),
+    node('n-config', 'configmap', { name: 'api-config', namespace: NS, data: { MODE: 'prod' } }),
+    node('n-api', 'deployment', { name: 'api', namespace: NS, image: 'nginx:1.27', port: 8080, replicas: 1, labels: { team: 'payments' } }),
+    node('n-auto', 'deployment', { name: 'auto', namespace: NS, image: 'nginx:1.27', port: 8080 }),
+    node('n-hpa', 'hpa', { name: 'auto-hpa', namespace: NS, minReplicas: 1, maxReplicas: 5, targetCPUUtilization: 70 }),
+  ],
+  edges: [edge('n-secret', 'n-api'), edge('n-config', 'n-api'), edge('n-auto', 'n-hpa')],
+}, 'drifty')
+
+const first = await call(owner, 'POST', `/v1/api/workflows/${id}/run`, { trigger_data: trigger })
+if (first.status !== 200 || first.body.status !== 'completed') throw new Error(`run: ${first.status} ${JSON.stringify(first.body)}`)
+const base = await listen(app)
+const stream: SseStream = await openStream(base, `/v1/api/workflows/${id}/status/stream`, { authorization: `Bearer ${owner.token}` })
+t.teardown(() => stream.close())
+await stream.until('metadata', (e) => e.length >= 1)
+const clusterId = (await app.db.collection('drift_baselines').findOne({ workflow_id: id }))!.cluster_id as string
+const container = (await f.kubectlJson('-n', NS, 'get', 'deployment', 'api')).spec.template.spec.containers[0].name as string
+
+const detected = (node: string, what: string, pred: (fields: string[]) => boolean = () => true) =>
+  nextBusEvent(app, 'drift.detected', `drift.detected of ${node} (${what})`, (e) => e.workflow_id === id && e.node_id === node && pred(e.fields))
+const resolved = (node: string) => nextBusEvent(app, 'drift.resolved', `drift.resolved of ${node}`, (e) => e.workflow_id === id && e.node_id === node)
+const report = async () => {
+  const res = await call(owner, 'GET', `/v1/api/workflows/${id}/drift`)
+  if (res.status !== 200) throw new Error(`drift: ${res.status} ${JSON.stringify(res.body)}`)
+  return res.body as { nodes: Array<{ node_id: string; objects: Array<{ kind: string; name: string; namespace: string; missing: boolean; fields: Array<{ path: string; applied: unknown; live: unknown }> }> }>; checked_at: string }
+}
+const nodeStatus = async (nodeId: string) => (await call(owner, 'GET', `/v1/api/workflows/${id}`)).body.nodes.find((n: { id: string }) => n.id === nodeId).data._status
+const sync = async () => {
+  const res = await call(owner, 'POST', `/v1/api/workflows/${id}/sync`, { trigger_data: trigger })
+  if (res.status !== 200) throw new Error(`sync: ${res.status} ${JSON.stringify(res.body)}`)
+  return res.body
+}
+
+t.test('right after the run: baselines stored, no drift, no secret in them', async (t) => {
+  const docs = await app.db.collection('drift_baselines').find({ workflow_id: id }).toArray()
+  t.same(docs.map((d) => `${d.kind}/${d.name}`).sort(), ['ConfigMap/api-config', 'Deployment/api', 'Deployment/auto', 'HorizontalPodAutoscaler/auto-hpa', 'Secret/api-secrets', ...docs.filter((d) => d.kind === 'Namespace').map((d) => `Namespace/${d.name}`)].sort())
+  const text = JSON.stringify(docs)
+  t.notMatch(text, SECRET_VALUE)
+  t.notMatch(text, b64(SECRET_VALUE))
+  const secret = docs.find((d) => d.kind === 'Secret')!.fields as Array<{ path: string; digest?: string; value?: unknown }>
+  t.match(secret.find((f) => f.path === 'data.DB_PASSWORD'), { digest: /^[\w-]+:[\w-]{43}$/ }, 'the secret value only as a digest')
+  t.notOk('value' in secret.find((f) => f.path === 'data.DB_PASSWORD')!, 'and no value')
+  t.same((await report()).nodes, [], 'a fresh check finds everything as applied')
+})
+
+t.test('kubectl scale: spec.replicas drifted (bus, stream, node status, GET /drift); sync heals it', async (t) => {
+  const seen = detected('n-api', 'scale', (fields) => fields.includes('spec.replicas'))
+  await f.kubectl('-n', NS, 'scale', 'deployment/api', '--replicas=3')
+  t.same((await seen).fields, ['spec.replicas'])
+  await stream.until('drift_detected', (e) => e.some((x) => x.type === 'drift_detected' && x.data.node_id === 'n-api'))
+  const status = await nodeStatus('n-api')
+  t.equal(status.state, 'drifted')
+  t.match(status.drift, { detected_at: String, fields: ['spec.replicas'] })
+  t.type(status.live_state, 'string', 'the watchers\' state is kept beside it')
+  const r = await report()
+  t.same(r.nodes, [{ node_id: 'n-api', objects: [{ cluster_id: clusterId, kind: 'Deployment', name: 'api', namespace: NS, missing: false, fields: [{ path: 'spec.replicas', applied: 1, live: 3 }] }] }])
+  t.ok(Date.parse(r.checked_at) > 0)
+  const healed = resolved('n-api')
+  const run = await sync()
+  t.equal(run.trigger, 'sync')
+  await healed
+  t.equal((await f.kubectlJson('-n', NS, 'get', 'deployment', 'api')).spec.replicas, 1)
+  t.not((await nodeStatus('n-api')).state, 'drifted')
+  t.notOk((await nodeStatus('n-api')).drift, 'the drift is gone from the node')
+  await stream.until('drift_resolved', (e) => e.some((x) => x.type === 'drift_resolved' && x.data.node_id === 'n-api'))
+  t.same((await report()).nodes, [])
+})
+
+t.test('kubectl set image: the container image drifted; sync heals it', async (t) => {
+  const path = `spec.template.spec.containers[name=${container}].image`
+  const seen = detected('n-api', 'set image', (fields) => fields.includes(path))
+  await f.kubectl('-n', NS, 'set', 'image', 'deployment/api', `${container}=nginx:1.28`)
+  await seen
+  const r = await report()
+  t.same(r.nodes[0].objects[0].fields, [{ path, applied: 'nginx:1.27', live: 'nginx:1.28' }])
+  const healed = resolved('n-api')
+  await sync()
+  await healed
+  t.equal((await f.kubectlJson('-n', NS, 'get', 'deployment', 'api')).spec.template.spec.containers[0].image, 'nginx:1.27')
+})
+
+t.test('kubectl label: a label added is drift; removing it resolves it', async (t) => {
+  const seen = detected('n-api', 'label', (fields) => fields.includes('metadata.labels.extra'))
+  await f.kubectl('-n', NS, 'label', 'deployment/api', 'extra=by-hand')
+  await seen
+  const r = await report()
+  t.same(r.nodes, [{ node_id: 'n-api', objects: [{ cluster_id: clusterId, kind: 'Deployment', name: 'api', namespace: NS, missing: false, fields: [{ path: 'metadata.labels.extra', applied: null, live: 'by-hand' }] }] }])
+  const healed = resolved('n-api')
+  await f.kubectl('-n', NS, 'label', 'deployment/api', 'extra-')
+  await healed
+  t.same((await report()).nodes, [])
+})
+
+t.test('kubectl delete: the object is reported missing; sync brings it back', async (t) => {
+  const seen = detected('n-config', 'delete', (fields) => fields.includes('(missing)'))
+  await f.kubectl('-n', NS, 'delete', 'configmap', 'api-config')
+  await seen
+  const status = await nodeStatus('n-config')
+  t.equal(status.state, 'drifted')
+  t.same(status.drift.fields, ['(missing)'])
+  t.same((await report()).nodes, [{ node_id: 'n-config', objects: [{ cluster_id: clusterId, kind: 'ConfigMap', name: 'api-config', namespace: NS, missing: true, fields: [] }] }])
+  const healed = resolved('n-config')
+  await sync()
+  await healed
+  t.equal((await f.kubectlJson('-n', NS, 'get', 'configmap', 'api-config')).data.MODE, 'prod')
+  t.same((await report()).nodes, [])
+})
+
+t.test('not drift: another tool\'s annotation, an autoscaled workload\'s replicas, a controller\'s label', async (t) => {
+  await f.kubectl('-n', NS, 'annotate', 'deployment/api', 'other-tool.example/seen=yes')
+  await f.kubectl('-n', NS, 'scale', 'deployment/auto', '--replicas=4')
+  await f.kubectl('-n', NS, 'label', 'deployment/api', 'node.kubernetes.io/by-controller=yes')
+  const live = await f.kubectlJson('-n', NS, 'get', 'deployment', 'api')
+  t.equal(live.metadata.annotations['other-tool.example/seen'], 'yes', 'the annotation is there')
+  t.equal(live.metadata.labels['node.kubernetes.io/by-controller'], 'yes', 'the reserved label is there')
+  // The same check does see drift in the same objects: the empty answer is not a check that saw nothing.
+  await f.kubectl('-n', NS, 'label', 'deployment/auto', 'probe=1')
+  const r = await report()
+  t.same(r.nodes, [{ node_id: 'n-auto', objects: [{ cluster_id: clusterId, kind: 'Deployment', name: 'auto', namespace: NS, missing: false, fields: [{ path: 'metadata.labels.probe', applied: null, live: '1' }] }] }], 'only the probe label: not the annotation, not the autoscaled replicas, not the reserved label')
+  const healed = resolved('n-auto')
+  await f.kubectl('-n', NS, 'label', 'deployment/auto', 'probe-')
+  await healed
+  t.same((await report()).nodes, [])
+})
+
+t.test('a Secret\'s value changed: reported hidden, the value nowhere', async (t) => {
+  const other = 'An0ther-s3cret-v4lue-x1'
+  const seen = detected('n-secret', 'secret value', (fields) => fields.includes('data.DB_PASSWORD'))
+  await f.kubectl('-n', NS, 'patch', 'secret', 'api-secrets', '-p', JSON.stringify({ data: { DB_PASSWORD: b64(other) } }))
+  await seen
+  const r = await report()
+  t.same(r.nodes, [{ node_id: 'n-secret', objects: [{ cluster_id: clusterId, kind: 'Secret', name: 'api-secrets', namespace: NS, missing: false, fields: [{ path: 'data.DB_PASSWORD', applied: '(hidden)', live: '(hidden)' }] }] }])
+  const healed = resolved('n-secret')
+  await f.kubectl('-n', NS, 'patch', 'secret', 'api-secrets', '-p', JSON.stringify({ data: { DB_PASSWORD: b64(SECRET_VALUE) } }))
+  await healed
+  const stored = await f.everythingStored()
+  const drift = JSON.stringify(await app.db.collection('drift_baselines').find({}).toArray()) + JSON.stringify(await app.db.collection('drift_states').find({}).toArray())
+  for (const value of [SECRET_VALUE, other]) {
+    for (const form of [value, b64(value)]) {
+      t.notMatch(stored, form, 'not in the records or the log')
+      t.notMatch(drift, form, 'not in the drift collections')
+      t.notMatch(stream.raw(), form, 'not on the stream')
+      t.notMatch(JSON.stringify(r), form, 'not in the report')
+    }
+  }
+})
+
+t.test('auto_sync: drift is healed without a request', async (t) => {
+  // Run-time secret values are never stored, so only a workflow without them can be re-applied unattended.
+  const auto = await f.workflow({ nodes: [node('n-web', 'deployment', { name: 'web', namespace: 'drift-auto', image: 'nginx:1.27', port: 8080, replicas: 1 })], edges: [] }, 'auto')
+  t.equal((await call(owner, 'POST', `/v1/api/workflows/${auto}/run`, {})).body.status, 'completed')
+  t.equal((await call(owner, 'PUT', `/v1/api/workflows/${auto}`, { auto_sync: true })).status, 200)
+  const web = (await f.kubectlJson('-n', 'drift-auto', 'get', 'deployment', 'web')).spec.template.spec.containers[0].name as string
+  const seen = nextBusEvent(app, 'drift.detected', 'drift of web', (e) => e.workflow_id === auto && e.node_id === 'n-web')
+  const healed = nextBusEvent(app, 'drift.resolved', 'web healed', (e) => e.workflow_id === auto && e.node_id === 'n-web')
+  await f.kubectl('-n', 'drift-auto', 'set', 'image', 'deployment/web', `${web}=nginx:1.29`)
+  await seen
+  await healed
+  t.equal((await f.kubectlJson('-n', 'drift-auto', 'get', 'deployment', 'web')).spec.template.spec.containers[0].image, 'nginx:1.27', 'the applied image is back')
+  const runs = await call(owner, 'GET', `/v1/api/workflows/${auto}/runs`)
+  t.same(runs.body.runs.map((x: { trigger: string }) => x.trigger).sort(), ['auto_sync', 'manual'], 'by one run with trigger auto_sync')
+  t.notOk(f.logs.some((l: string) => l.includes('nginx:1.29')), 'the log names no value')
+})
+
+t.test('auto_sync of a workflow with run-time secrets cannot re-apply them: logged, nothing else runs', async (t) => {
+  t.equal((await call(owner, 'PUT', `/v1/api/workflows/${id}`, { auto_sync: true })).status, 200)
+  const seen = detected('n-api', 'image for the failing auto_sync')
+  await f.kubectl('-n', NS, 'set', 'image', 'deployment/api', `${container}=nginx:1.29`)
+  await seen
+  await app.services.drift.idle()
+  const runs = await call(owner, 'GET', `/v1/api/workflows/${id}/runs`)
+  t.notOk(runs.body.runs.some((x: { trigger: string }) => x.trigger === 'auto_sync'), 'no run started')
+  t.ok(f.logs.some((l: string) => l.includes('drift: auto_sync failed') && l.includes('no value supplied')), 'the reason is logged')
+  t.notOk(f.logs.some((l: string) => l.includes(SECRET_VALUE)), 'without any value')
+  t.equal((await call(owner, 'PUT', `/v1/api/workflows/${id}`, { auto_sync: false })).status, 200)
+  const healed = resolved('n-api')
+  await sync()
+  await healed
+})
+
+t.test('another user gets 404, and a bad id 404/400', async (t) => {
+  const { registerUser } = await import('../helpers/auth.ts')
+  const bob = await registerUser(app)
+  t.equal((await call(bob, 'GET', `/v1/api/workflows/${id}/drift`)).status, 404)
+  t.equal((await call(owner, 'GET', '/v1/api/workflows/000000000000000000000000/drift')).status, 404)
+})
