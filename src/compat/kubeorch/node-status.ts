@@ -19,8 +19,18 @@
 // A few states need what the status itself says (see `refine`): a PVC `failed` because its volume is Lost
 // is `Lost`; a CronJob `warning` is `suspended` only when it is suspended (not when its last job failed);
 // a working autoscaler is `scaling` while its current and desired replicas differ, else `stable`.
+//
+// `drifted` (API.md §12; src/services/lifecycle/drift/node-status.ts): the node's live objects no longer
+// match what was applied; the state the watchers derive is kept in `live_state`, and `drift` says since when
+// and which fields. A drifted object that is broken (`live_state` failed or deleted) shows as broken. One
+// that works is degraded: the types whose panel has a degraded state show it (workloads `partial`,
+// autoscaler `limited`); the others keep their live state, because theirs would say something false
+// (`pending`: not created yet). The UI's panels have no place for drift details (the Deployment panel shows
+// `message` only in `error`), so `drift` and `live_state` stay in the status for a client that reads them,
+// and `message` leads with the drifted fields (the UI's own stream shows it where it shows one at all).
 import { isIP } from 'node:net'
 import { RESOURCE_STATUSES, type ResourceStatus } from '../../kube/status/types.ts'
+import { DRIFTED } from '../../services/lifecycle/drift/node-status.ts'
 
 /** The canvas node types whose settings panel shows `_status` (CONTRACT.md §3). */
 export const UI_STATUS_TYPES = [
@@ -104,9 +114,17 @@ function uiKeys(type: UiStatusType, status: Status): Status {
   return extra
 }
 
+/** The degraded state of the types whose panel has one (a drifted node that still works). */
+const DEGRADED: Partial<Record<UiStatusType, string>> = { deployment: 'partial', statefulset: 'partial', daemonset: 'partial', hpa: 'limited' }
+
 /** The UI's state for our `state` on a node of `type` (no status details: the table alone, refined). */
 export function uiState(type: UiStatusType, state: string, status: Status = {}): string {
   if (UI_STATES[type].includes(state)) return state // already the UI's (a status the UI saved back)
+  if (state === DRIFTED) {
+    const live = typeof status.live_state === 'string' && status.live_state !== DRIFTED ? status.live_state : 'unknown'
+    const shown = uiState(type, live, { ...status, state: live })
+    return live === 'failed' || live === 'deleted' ? shown : DEGRADED[type] ?? shown
+  }
   const ours: ResourceStatus = isOurState(state) ? state : 'unknown'
   return refine(type, ours, STATE_TABLE[type][ours], { ...status, state })
 }
@@ -118,7 +136,18 @@ export function uiState(type: UiStatusType, state: string, status: Status = {}):
 export function uiNodeStatus(nodeType: unknown, status: unknown): unknown {
   if (!isStatusType(nodeType) || !isObject(status)) return status
   const state = typeof status.state === 'string' ? status.state : 'unknown'
-  return { ...status, ...uiKeys(nodeType, status), state: uiState(nodeType, state, status) }
+  return { ...status, ...uiKeys(nodeType, status), ...driftMessage(state, status), state: uiState(nodeType, state, status) }
+}
+
+/** How many drifted fields a message names before "and N more". */
+const FIELDS_NAMED = 5
+
+function driftMessage(state: string, status: Status): Status {
+  if (state !== DRIFTED) return {}
+  const fields = isObject(status.drift) && Array.isArray(status.drift.fields) ? status.drift.fields.filter((f): f is string => typeof f === 'string') : []
+  const named = fields.slice(0, FIELDS_NAMED).join(', ') + (fields.length > FIELDS_NAMED ? ` and ${fields.length - FIELDS_NAMED} more` : '')
+  const live = typeof status.message === 'string' && status.message !== '' ? `; ${status.message}` : ''
+  return { message: `drifted from what was applied${named ? `: ${named}` : ''}${live}` }
 }
 
 /** A canvas node with its `data._status` in the UI's vocabulary (the same node when it has none). */

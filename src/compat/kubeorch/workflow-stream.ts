@@ -4,6 +4,8 @@
 //   node_update   `{node_id, status}`, `status.state` in the vocabulary of the node's type
 //   workflow_sync `{data: {nodes: [{id, data: {_status}}]}}` (it replaces every status), ours kept beside it
 //   status_change left out (the UI logs "Unknown SSE event type" for it)
+//   drift_detected, drift_resolved left out too: the node_update that follows each carries the node's
+//                 status (drifted, or in sync again), which is what the canvas shows
 //   error, complete as they are
 //
 // The vocabulary depends on the node's canvas type, which our events do not all carry: workflow_sync names
@@ -36,7 +38,7 @@ export function workflowStreamReframe(): Reframe {
   }
 
   return (type, data) => {
-    if (type === 'status_change') return null
+    if (type === 'status_change' || type === 'drift_detected' || type === 'drift_resolved') return null
     if (!isObject(data)) return { type, data }
     if (type === 'metadata') {
       learnNodes(data.nodes)
