@@ -6,6 +6,13 @@ import t from 'tap'
 import { runFixture, node, edge, SECRET_VALUE } from '../runs/fixture.ts'
 import { nextBusEvent } from '../helpers/bus.ts'
 import { listen, openStream, type SseStream } from '../streams/sse-client.ts'
+import { EventBus } from '../../src/events/bus.ts'
+import { WorkflowRepository } from '../../src/repositories/workflows.ts'
+import { DriftBaselineRepository } from '../../src/repositories/drift-baselines.ts'
+import { DriftStateRepository } from '../../src/repositories/drift-states.ts'
+import { DriftService } from '../../src/services/lifecycle/drift/drift-service.ts'
+import { Digester } from '../../src/services/lifecycle/drift/digest.ts'
+import { resourceReader } from '../../src/kube/resource-reader.ts'
 
 const f = await runFixture(t, { SSE_HEARTBEAT_MS: 15_000, LOG_LEVEL: 'info' }, { timing: { podStartMs: 50, podReadyMs: 50 } })
 t.setTimeout(90_000)
@@ -194,6 +201,47 @@ t.test('auto_sync of a workflow with run-time secrets cannot re-apply them: logg
   const healed = resolved('n-api')
   await sync()
   await healed
+})
+
+t.test('the periodic check: one GET per baseline object finds drift by itself; a workflow holding the run lock is skipped', async (t) => {
+  // A second checker, as another replica would run it: its own bus and drift records, the app's baselines
+  // and workflows, the simulator through the owner's credentials. No watch feeds it: only its sweep can see.
+  const db = app.db.client.db(`drift-sweep-${process.pid}`)
+  t.teardown(() => db.dropDatabase())
+  await db.collection('drift_baselines').insertMany(await app.db.collection('drift_baselines').find({ workflow_id: id }).toArray())
+  const bus = new EventBus()
+  const events: string[] = []
+  bus.on('drift.detected', (e) => events.push(`detected ${e.node_id} ${e.fields.join(',')}`))
+  bus.on('drift.resolved', (e) => events.push(`resolved ${e.node_id}`))
+  const workflows = new WorkflowRepository(app.db)
+  const sweeper = new DriftService({
+    baselines: new DriftBaselineRepository(db), states: new DriftStateRepository(db), bus,
+    workflows: { get: (o, w) => workflows.get(o, w), lockedForRuns: () => workflows.lockedForRuns(), deployedIds: (o) => workflows.deployedIds(o), setNodeStatus: async () => true },
+    ownership: { owns: () => true, ownedClusters: () => null },
+    hasher: new Digester({ current: Buffer.alloc(32, 7), old: [] }),
+    reader: async (ownerId, cluster) => resourceReader((await app.services.clusters.kubeConfigFor(ownerId, cluster, 'viewer')).kc, 5000),
+    derivedStatus: () => null, intervalMs: 3_600_000, concurrency: 4, log: { info: () => {}, warn: (o, m) => events.push(`warn ${m}`), error: () => {} },
+  })
+  const baselines = await db.collection('drift_baselines').countDocuments({ workflow_id: id })
+  await f.kubectl('-n', NS, 'label', 'deployment/api', 'sweep=1')
+  t.equal((await app.db.collection('workflows').updateOne({ _id: id as never }, { $set: { running_run_id: 'held-by-test' } })).modifiedCount, 1, 'the run lock taken')
+  const before = f.sim.requestCount()
+  await sweeper.sweep()
+  t.equal(f.sim.requestCount() - before, 0, 'locked: nothing read')
+  t.same(events, [])
+  await app.db.collection('workflows').updateOne({ _id: id as never }, { $set: { running_run_id: null } })
+  const start = f.sim.requestCount()
+  await sweeper.sweep()
+  t.ok(f.sim.requestCount() - start >= baselines, `one GET per baseline object (${baselines})`)
+  t.same(events, ['detected n-api metadata.labels.sweep'])
+  t.same((await db.collection('drift_states').find({}).toArray()).map((d) => d.fields), [['metadata.labels.sweep']], 'stored')
+  await sweeper.sweep()
+  t.same(events, ['detected n-api metadata.labels.sweep'], 'the same drift again is not announced again')
+  await f.kubectl('-n', NS, 'label', 'deployment/api', 'sweep-')
+  await sweeper.sweep()
+  t.same(events, ['detected n-api metadata.labels.sweep', 'resolved n-api'])
+  t.equal(await db.collection('drift_states').countDocuments({}), 0)
+  await sweeper.close()
 })
 
 t.test('another user gets 404, and a bad id 404/400', async (t) => {
