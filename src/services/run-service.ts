@@ -170,9 +170,10 @@ export class RunService {
     if (!ref) throw new BadRequest('no cluster to run on: give `cluster`, or set the workflow\'s cluster_id')
     const { kc, cluster } = await this.deps.clusters.kubeConfigFor(ownerId, ref, 'deployer')
     const source = options.source
-    let deployed = source.graph === 'deployed' ? await this.deployedVersion(ownerId, workflowId, cluster) : null
+    const deployed = source.graph === 'deployed' ? await this.deployedVersion(ownerId, workflowId, cluster) : null
     // Sync re-applies into the namespace the deployment went to: another one would prune it away.
-    if (deployed && request.namespace === undefined && deployed.namespace) request = { ...request, namespace: deployed.namespace }
+    const asked = request
+    if (deployed) request = withDeployedNamespace(asked, deployed)
     const redact = redactor(triggerValues(request.trigger_data?.secrets, request.trigger_data?.envVars))
     const plugins = new Map<string, RunPlugin>()
     let version = source.graph === 'version' ? source.version : deployed ? deployed.version : workflow.current_version
@@ -192,7 +193,11 @@ export class RunService {
         } else if (source.graph === 'deployed') {
           // A run finished between the checks and the lock: sync what it deployed.
           const now = await this.deployedVersion(ownerId, workflowId, cluster)
-          if (now.version !== version) { deployed = now; version = now.version; objects = await this.render(now, workflowId, request, plugins, redact) }
+          if (now.version !== version || now.namespace !== deployed!.namespace) {
+            request = withDeployedNamespace(asked, now)
+            version = now.version
+            objects = await this.render(now, workflowId, request, plugins, redact)
+          }
         } else if (source.onLocked) {
           version = await source.onLocked()
         }
@@ -549,6 +554,11 @@ export class RunService {
     }
     await this.deps.workflowService.delete(ownerId, workflowId)
   }
+}
+
+/** A sync's request: in the namespace the deployment used, unless it names one. */
+function withDeployedNamespace(request: RunRequest, deployed: { namespace: string | null }): RunRequest {
+  return request.namespace === undefined && deployed.namespace ? { ...request, namespace: deployed.namespace } : request
 }
 
 /** When a run lock was taken, from its holder (a run id, or `delete-<id>`): ObjectIds carry their creation second. 0 when unreadable. */

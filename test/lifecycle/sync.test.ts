@@ -58,6 +58,21 @@ t.test('a sync of an unchanged cluster changes nothing', async (t) => {
   t.same([...new Set(res.body.nodes.map((n: { action: string }) => n.action))], ['unchanged'])
 })
 
+t.test('auto_sync: false by default and on records made before it, set through PUT /workflows/:id, shown on the workflow and in lists', async (t) => {
+  t.equal((await call(owner, 'GET', `/v1/api/workflows/${id}`)).body.auto_sync, false)
+  const set = await call(owner, 'PUT', `/v1/api/workflows/${id}`, { auto_sync: true })
+  t.equal(set.status, 200)
+  t.equal(set.body.auto_sync, true)
+  t.equal((await call(owner, 'GET', `/v1/api/workflows/${id}`)).body.auto_sync, true)
+  const listed = (await call(owner, 'GET', '/v1/api/workflows')).body.workflows.find((w: { id: string }) => w.id === id)
+  t.equal(listed.auto_sync, true, 'lists show it')
+  t.equal((await call(owner, 'PUT', `/v1/api/workflows/${id}`, { auto_sync: 'yes' })).status, 400)
+  const old = (await call(owner, 'POST', '/v1/api/workflows', { name: 'old record' })).body
+  await f.app.db.collection('workflows').updateOne({ _id: old.id }, { $unset: { auto_sync: '' } })
+  t.equal((await f.app.db.collection('workflows').findOne({ _id: old.id }))!.auto_sync, undefined, 'stored without the field')
+  t.equal((await call(owner, 'GET', `/v1/api/workflows/${old.id}`)).body.auto_sync, false, 'an old record reads false')
+})
+
 t.test('refusals: bad body 400, another user\'s workflow 404, another cluster with nothing deployed 409', async (t) => {
   for (const body of [{ version: 1 }, { namespace: 'Bad_NS' }, { dry_run: 'yes' }, { force: false }]) {
     const res = await call(owner, 'POST', url('sync'), body)
