@@ -19,7 +19,7 @@ const BODIES: unknown[] = [null, [], 'text', 42, {}, JSON.parse('{"__proto__":{"
   { name: 'x'.repeat(100_000) }, { name: { $gt: '' }, email: ['a'], password: 1, credentials: 'plain', limit: -1 }]
 const QUERIES = ['', '?limit=-1&offset=abc', '?limit=100000&offset=-5&sync=maybe&hideSystem=2', '?type[]=Pod&sort_by=__proto__&sort_order=sideways', `?${'q=' + 'y'.repeat(5000)}`]
 const PARAMS = [ID, 'not-an-id', '%00', 'x'.repeat(64)]
-/** Statuses a route answers on purpose: writes of the pages this service does not have yet (501), a cluster or registry that did not answer (502). */
+/** Statuses a route answers on purpose: alert rule writes (501: not supported here), a cluster, registry or webhook receiver that did not answer (502). */
 const DELIBERATE = new Set([501, 502])
 
 t.test('no adapter route answers hostile input with a 5xx, a stack or driver text; errors carry message', async (t) => {
