@@ -6,6 +6,7 @@ import t from 'tap'
 import { startTestApp } from '../helpers/app.ts'
 import { registerUser, type TestUser } from '../helpers/auth.ts'
 import { AUDIT_COLLECTION, auditIndexes, type AuditDoc } from '../../src/repositories/audit.ts'
+import { nameRoute } from '../../src/services/lifecycle/audit/actions.ts'
 
 const RETENTION_DAYS = 7
 const { app } = await startTestApp(t, { AUDIT_RETENTION_DAYS: RETENTION_DAYS })
@@ -170,4 +171,19 @@ t.test('entries expire AUDIT_RETENTION_DAYS after their time: a TTL index on `at
   await auditIndexes(app.db, 30 * 86_400)
   t.match(await ttl(), { expireAfterSeconds: 30 * 86_400 }, 'a new retention replaces the index')
   await auditIndexes(app.db, RETENTION_DAYS * 86_400)
+})
+
+t.test('every state-changing operation in the OpenAPI document gets its own well-formed action', async (t) => {
+  const paths = (app.swagger() as unknown as { paths: Record<string, Record<string, { operationId?: string }>> }).paths
+  const byAction = new Map<string, string>()
+  for (const [path, ops] of Object.entries(paths)) {
+    for (const [method, op] of Object.entries(ops)) {
+      if (['get', 'head', 'options', 'parameters'].includes(method)) continue
+      const action = nameRoute(method.toUpperCase(), path.replace(/\{(\w+)\}/g, ':$1'), op.operationId)?.action ?? ''
+      t.match(action, /^[a-z]+\.[a-z0-9_]+$/, `${op.operationId} → ${action}`)
+      t.notOk(byAction.has(action), `${action} names ${op.operationId} only${byAction.has(action) ? ` (also ${byAction.get(action)})` : ''}`)
+      byAction.set(action, op.operationId ?? '')
+    }
+  }
+  t.ok(byAction.size >= 40, `${byAction.size} actions`)
 })
