@@ -173,7 +173,7 @@ export const RunNodeResult = Type.Object({
 export const Run = Type.Object({
   id: Id,
   workflow_id: Type.String(),
-  version: Type.Integer({ description: 'the version the run recorded; a dry run records none and names the workflow\'s current version' }),
+  version: Type.Integer({ description: 'the version the run deployed: the one it recorded (run), the one restored (rollback), the one last deployed there (sync, which records none); a dry run records none and names the workflow\'s current version (of a rollback or sync: the version it would deploy)' }),
   cluster: Type.String({ description: 'the cluster\'s name when the run started' }),
   cluster_id: Type.String({ description: 'the cluster\'s id' }),
   namespace: Type.Union([Type.String(), Type.Null()], { description: 'the namespace override, if the run had one' }),

@@ -89,7 +89,7 @@ export type SyncRequest = Pick<RunRequest, 'cluster' | 'namespace' | 'trigger_da
  */
 export type RunSource =
   | { graph: 'current' }
-  | { graph: 'version'; version: number; onLocked?: () => Promise<number> }
+  | { graph: 'version'; version: number; onLocked?: (runId: string) => Promise<number> }
   | { graph: 'deployed' }
 
 export interface RunOptions { trigger: RunTrigger; rollbackOf?: number | null; source: RunSource }
@@ -199,7 +199,7 @@ export class RunService {
             objects = await this.render(now, workflowId, request, plugins, redact)
           }
         } else if (source.onLocked) {
-          version = await source.onLocked()
+          version = await source.onLocked(runId)
         }
         workflow = locked.workflow
       } catch (err) {

@@ -191,8 +191,8 @@ export class WorkflowService {
     return source
   }
 
-  /** Copies a version's graph back into the workflow and records that as a new version. */
-  async restoreVersion(ownerId: string, id: string, version: number): Promise<{ version: Version; workflow: Workflow }> {
+  /** Copies a version's graph back into the workflow and records that as a new version (naming `runId`, the rollback run that deploys it). */
+  async restoreVersion(ownerId: string, id: string, version: number, options: { runId?: string } = {}): Promise<{ version: Version; workflow: Workflow }> {
     const source = await this.restorableVersion(ownerId, id, version)
     const current = await this.get(ownerId, id)
     // A version's own `_status` (stored before versions left it out) is stale; the workflow's current one
@@ -202,7 +202,7 @@ export class WorkflowService {
     this.deps.bus.emit('workflow.updated', { owner_id: ownerId, workflow_id: id })
     // The version records the source's graph itself, not a read of the workflow: a save landing meanwhile
     // changes the workflow, never what this version holds.
-    const recorded = await this.recordVersion(ownerId, id, source, { name: `Restored from version ${version}`, restored_from: version, is_automatic: true })
+    const recorded = await this.recordVersion(ownerId, id, source, { name: `Restored from version ${version}`, restored_from: version, is_automatic: true, run_id: options.runId ?? null })
     return { version: recorded, workflow: { ...restored, current_version: Math.max(restored.current_version, recorded.version) } }
   }
 

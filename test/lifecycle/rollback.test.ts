@@ -65,7 +65,7 @@ t.test('rolling back to v1 restores its graph as a new version, deploys it, and 
   t.notOk(await configMapExists(), 'the ConfigMap v2 added was pruned')
   const versions = (await call(owner, 'GET', url('versions?sort=version&order=asc'))).body
   t.equal(versions.total, 3, 'one version recorded: the restore; the run records no second one')
-  t.match(versions.versions[2], { version: 3, restored_from: 1, is_automatic: true, run_status: 'completed' })
+  t.match(versions.versions[2], { version: 3, restored_from: 1, is_automatic: true, run_status: 'completed', run_id: run.id })
   const wf = (await call(owner, 'GET', `/v1/api/workflows/${id}`)).body
   t.match(wf, { current_version: 3, run_count: 3, success_count: 3 })
   t.same(wf.nodes.map((n: { id: string; data: { image: string } }) => [n.id, n.data.image]), [['web', 'nginx:1.25']], 'the workflow\'s graph is v1\'s')

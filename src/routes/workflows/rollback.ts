@@ -18,7 +18,7 @@ export default async function rollbackRoutes(app: App) {
       summary: 'restore a version\'s graph and deploy it, or dry-run that',
       description: [
         'Checks as POST /run does (404 workflow or `version` not found; 400 a version saved with a secret value cannot be restored, or a node does not render; 403/404 cluster; 409 a run of this workflow is running), recording nothing when one fails.',
-        'Then, holding the run lock, the version\'s graph is restored into the workflow as POST /versions/{version}/restore does (a new version with `restored_from`) and a run of that restored version starts (no second version is recorded): `trigger: "rollback"`, `rollback_of: <version>`. Objects the version does not have are pruned as after any run.',
+        'Then, holding the run lock, the version\'s graph is restored into the workflow as POST /versions/{version}/restore does (a new version with `restored_from`, its `run_id` the rollback run) and a run of that restored version starts (no second version is recorded): `trigger: "rollback"`, `rollback_of: <version>`. Objects the version does not have are pruned as after any run.',
         '`dry_run: true` restores nothing, records no version and applies nothing: the run is a dry run of the version (each node\'s action and `diff` against the live object).',
         'Both answer `changes`: the graph changes from the workflow\'s graph before the rollback to the version\'s. The reply waits up to RUN_REPLY_WAIT_MS: 200 with the finished run, or 202 with it still running (poll the `Location`).',
       ].join('\n\n'),

@@ -27,7 +27,7 @@ export class RollbackService {
       trigger: 'rollback', rollbackOf: version,
       source: {
         graph: 'version', version,
-        ...(!dryRun && { onLocked: async () => (await this.deps.workflows.restoreVersion(ownerId, workflowId, version)).version.version }),
+        ...(!dryRun && { onLocked: async (runId: string) => (await this.deps.workflows.restoreVersion(ownerId, workflowId, version, { runId })).version.version }),
       },
     })
     return { started, changes }
