@@ -36,16 +36,17 @@ export class DriftBaselineRepository {
   constructor(db: Db) { this.c = db.collection<BaselineDoc>('drift_baselines') }
 
   /**
-   * What a run left on the cluster: `docs` become the workflow's baselines there (those of objects this run
-   * did not apply go); with nothing applied (the cluster refused everything) only the pruned objects' go.
+   * What a run left on the cluster: `docs` (the objects it applied) and `kept` (ids of objects it tried but
+   * failed or skipped: the cluster still has them as before, so their earlier baselines stay) become the
+   * workflow's baselines there; the others go (left the graph). A run that reached no object at all (the
+   * cluster did not answer) changes nothing but removing what its prune deleted.
    */
-  async replace(ownerId: string, workflowId: string, clusterId: string, docs: BaselineDoc[], pruned: Array<Pick<ObjectRef, 'kind' | 'namespace' | 'name'>>): Promise<void> {
-    if (docs.length) {
-      await this.c.bulkWrite(docs.map((d) => ({ replaceOne: { filter: { _id: d._id, owner_id: ownerId }, replacement: d, upsert: true } })), { ordered: false })
-      await this.c.deleteMany({ owner_id: ownerId, workflow_id: workflowId, cluster_id: clusterId, _id: { $nin: docs.map((d) => d._id) } })
-    } else if (pruned.length) {
-      await this.c.deleteMany({ owner_id: ownerId, _id: { $in: pruned.map((p) => baselineId(ownerId, workflowId, clusterId, p)) } })
+  async replace(ownerId: string, workflowId: string, clusterId: string, docs: BaselineDoc[], kept: string[], pruned: Array<Pick<ObjectRef, 'kind' | 'namespace' | 'name'>>): Promise<void> {
+    if (docs.length) await this.c.bulkWrite(docs.map((d) => ({ replaceOne: { filter: { _id: d._id, owner_id: ownerId }, replacement: d, upsert: true } })), { ordered: false })
+    if (docs.length || kept.length) {
+      await this.c.deleteMany({ owner_id: ownerId, workflow_id: workflowId, cluster_id: clusterId, _id: { $nin: [...docs.map((d) => d._id), ...kept] } })
     }
+    if (pruned.length) await this.c.deleteMany({ owner_id: ownerId, _id: { $in: pruned.map((p) => baselineId(ownerId, workflowId, clusterId, p)) } })
   }
 
   /** The workflow's baselines (on one cluster, or all). */

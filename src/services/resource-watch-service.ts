@@ -536,7 +536,8 @@ export class ResourceWatchService {
 
   /** The node's status as derived here now (drift included); null when none of its objects is followed here. */
   derivedNodeStatus(ownerId: string, workflowId: string, nodeId: string): Record<string, unknown> | null {
-    const seen = [...this.watched.values()].some((x) => x.seen && x.owner_id === ownerId && x.workflow_id === workflowId && x.node_id === nodeId)
+    // A namespace the run created for the node's objects does not speak for the node (as in nodeStatus).
+    const seen = [...this.watched.values()].some((x) => x.seen && x.owner_id === ownerId && x.workflow_id === workflowId && x.node_id === nodeId && !this.incidental(x))
     return seen ? this.nodeStatus(ownerId, workflowId, nodeId) : null
   }
 

@@ -96,7 +96,7 @@ export interface RunOptions { trigger: RunTrigger; rollbackOf?: number | null; s
 
 type Graph = { nodes: GraphNode[]; edges: GraphEdge[] }
 
-/** One object a run applied: what it rendered (secrets revealed: never store as is) and what the server answered. */
+/** One object a run applied (or failed or skipped: `applied.action`): what it rendered (secrets revealed: never store as is) and what the server answered. */
 export interface AppliedPair { node_id: string; rendered: KubeObject; applied: AppliedObject }
 
 /**
@@ -351,8 +351,8 @@ export class RunService {
     if (!this.deps.applied) return
     const rendered = new Map(plan.objects.map((r) => [`${r.node_id}/${r.object.kind}/${r.object.metadata?.name}`, r.object]))
     const objects: AppliedPair[] = []
+    // Failed and skipped objects too: the recorder keeps their earlier baseline (the cluster still has that object as it was).
     for (const applied of result.objects) {
-      if (applied.action === 'failed' || applied.action === 'skipped') continue
       const object = rendered.get(`${applied.node_id}/${applied.kind}/${applied.name}`)
       if (object) objects.push({ node_id: applied.node_id, rendered: object, applied })
     }

@@ -91,6 +91,26 @@ t.test('kubectl scale: spec.replicas drifted (bus, stream, node status, GET /dri
   t.same((await report()).nodes, [])
 })
 
+t.test('a sync whose apply of the object fails keeps its baseline: the drift stays until a sync succeeds', async (t) => {
+  const seen = detected('n-api', 'scale before a failing sync', (fields) => fields.includes('spec.replicas'))
+  await f.kubectl('-n', NS, 'scale', 'deployment/api', '--replicas=2')
+  await seen
+  const before = await app.db.collection('drift_baselines').findOne({ workflow_id: id, kind: 'Deployment', name: 'api' })
+  f.sim.faults.failNext(20, 500, { pathPrefix: `/apis/apps/v1/namespaces/${NS}/deployments/api`, method: 'PATCH', message: 'injected' })
+  const res = await call(owner, 'POST', `/v1/api/workflows/${id}/sync`, { trigger_data: trigger })
+  f.sim.faults.reset()
+  t.equal(res.body.status, 'failed')
+  t.equal(res.body.nodes.find((n: { node_id: string; kind: string }) => n.node_id === 'n-api' && n.kind === 'Deployment').action, 'failed')
+  await app.services.drift.idle()
+  const after = await app.db.collection('drift_baselines').findOne({ workflow_id: id, kind: 'Deployment', name: 'api' })
+  t.equal(after!.run_id, before!.run_id, 'the baseline of the object the sync could not apply is the earlier run\'s')
+  t.same((await report()).nodes[0].objects[0].fields, [{ path: 'spec.replicas', applied: 1, live: 2 }], 'still drifted')
+  t.equal((await nodeStatus('n-api')).state, 'drifted')
+  const healed = resolved('n-api')
+  await sync()
+  await healed
+})
+
 t.test('kubectl set image: the container image drifted; sync heals it', async (t) => {
   const path = `spec.template.spec.containers[name=${container}].image`
   const seen = detected('n-api', 'set image', (fields) => fields.includes(path))
@@ -244,9 +264,33 @@ t.test('the periodic check: one GET per baseline object finds drift by itself; a
   await sweeper.close()
 })
 
+t.test('GET /drift answers 502 when the cluster does not answer, saying nothing of the driver', async (t) => {
+  f.sim.faults.failNext(1, 503, { pathPrefix: `/api/v1/namespaces/${NS}/configmaps` })
+  const res = await call(owner, 'GET', `/v1/api/workflows/${id}/drift`)
+  t.equal(res.status, 502)
+  t.same(Object.keys(res.body), ['error'])
+  t.notMatch(res.body.error, /at .*\.ts:|stack/i)
+  f.sim.faults.reset()
+  t.same((await report()).nodes, [], 'answering again: in sync')
+})
+
 t.test('another user gets 404, and a bad id 404/400', async (t) => {
   const { registerUser } = await import('../helpers/auth.ts')
   const bob = await registerUser(app)
   t.equal((await call(bob, 'GET', `/v1/api/workflows/${id}/drift`)).status, 404)
   t.equal((await call(owner, 'GET', '/v1/api/workflows/000000000000000000000000/drift')).status, 404)
+})
+
+t.test('deleting a workflow with its objects is not drift, and its baselines go', async (t) => {
+  const auto = (await app.db.collection('workflows').findOne({ name: 'auto' }))!._id as unknown as string
+  const announced: string[] = []
+  const off = app.bus.on('drift.detected', (e) => { if (e.workflow_id === auto) announced.push(e.node_id) })
+  t.teardown(off)
+  const res = await call(owner, 'DELETE', `/v1/api/workflows/${auto}?delete_resources=true`)
+  t.equal(res.status, 204)
+  await app.services.resourceWatch.idle()
+  await app.services.drift.idle()
+  t.same(announced, [], 'the objects removed under the run lock were not reported')
+  t.equal(await app.db.collection('drift_baselines').countDocuments({ workflow_id: auto }), 0)
+  t.equal(await app.db.collection('drift_states').countDocuments({ workflow_id: auto }), 0)
 })

@@ -82,6 +82,8 @@ export class DriftService implements AppliedRecorder {
   /** Watch events waiting for their target's check: object key → the latest object (null: gone). */
   private readonly pending = new Map<string, Map<string, { ref: WatchedRef; object: KubeObject | null }>>()
   private readonly lastSync = new Map<string, number>()
+  /** Work started by events and not on a chain yet (a run's end looking up its targets, auto_sync starting a run). */
+  private readonly background = new Set<Promise<void>>()
   private offs: Array<() => void> = []
   private timer: NodeJS.Timeout | null = null
   private sweeping: Promise<void> | null = null
@@ -115,7 +117,12 @@ export class DriftService implements AppliedRecorder {
 
   /** Resolves once every check queued so far has finished (tests, shutdown). */
   async idle(): Promise<void> {
-    while (this.chains.size || this.sweeping) await Promise.allSettled([...this.chains.values(), this.sweeping])
+    while (this.chains.size || this.sweeping || this.background.size) await Promise.allSettled([...this.chains.values(), this.sweeping, ...this.background])
+  }
+
+  private track(work: Promise<void>): void {
+    this.background.add(work)
+    void work.finally(() => this.background.delete(work))
   }
 
   // The baseline
@@ -124,16 +131,18 @@ export class DriftService implements AppliedRecorder {
   async record(run: { owner_id: string; workflow_id: string; run_id: string; version: number; cluster_id: string }, objects: AppliedPair[], pruned: PrunedObject[], redact: Redact): Promise<void> {
     const at = new Date()
     const docs: BaselineDoc[] = []
+    const kept: string[] = []
     for (const { node_id, rendered, applied } of objects) {
-      if (!applied.live) continue
       const ref = { api_version: applied.api_version, kind: applied.kind, namespace: applied.namespace, name: applied.name }
+      // Not applied this time: what the cluster holds is still what the earlier run left, and is judged so.
+      if (applied.action === 'failed' || applied.action === 'skipped' || !applied.live) { kept.push(baselineId(run.owner_id, run.workflow_id, run.cluster_id, ref)); continue }
       docs.push({
         _id: baselineId(run.owner_id, run.workflow_id, run.cluster_id, ref), owner_id: run.owner_id, workflow_id: run.workflow_id, cluster_id: run.cluster_id,
         node_id, ...ref, run_id: run.run_id, version: run.version, recorded_at: at,
         ...baselineOf(rendered, applied.live, { redact, hasher: this.deps.hasher }),
       })
     }
-    await this.deps.baselines.replace(run.owner_id, run.workflow_id, run.cluster_id, docs, pruned.filter((p) => p.action === 'deleted'))
+    await this.deps.baselines.replace(run.owner_id, run.workflow_id, run.cluster_id, docs, kept, pruned.filter((p) => p.action === 'deleted'))
   }
 
   // The node status overlay (the watchers apply it to every status they store)
@@ -197,7 +206,7 @@ export class DriftService implements AppliedRecorder {
     if (set && !set.size) this.running.delete(k)
     if (this.closed || this.running.has(k)) return
     // The run's own watch events were skipped: judge what it left, on the clusters checked here.
-    void this.deps.baselines.forWorkflow(owner, workflow).then((docs) => {
+    this.track(this.deps.baselines.forWorkflow(owner, workflow).then((docs) => {
       for (const cluster of new Set(docs.map((d) => d.cluster_id))) {
         if (this.deps.ownership.owns(cluster)) this.enqueue(targetKey(owner, workflow, cluster), () => this.checkTarget(owner, workflow, cluster))
       }
@@ -207,7 +216,7 @@ export class DriftService implements AppliedRecorder {
           if (!docs.some((d) => d.cluster_id === cluster) && this.deps.ownership.owns(cluster)) this.enqueue(targetKey(owner, workflow, cluster), () => this.checkTarget(owner, workflow, cluster))
         }
       })
-    }).catch((err: unknown) => this.logFailure({ workflow_id: workflow }, err, 'drift: the check after a run failed'))
+    }).catch((err: unknown) => this.logFailure({ workflow_id: workflow }, err, 'drift: the check after a run failed')))
   }
 
   private isRunning(owner: string, workflow: string): boolean {
@@ -306,6 +315,7 @@ export class DriftService implements AppliedRecorder {
     const states = new Map((await this.deps.states.forWorkflow(owner, workflow, cluster)).map((s) => [s.node_id, s]))
     const nodes = new Set(docs.filter((d) => results.has(d._id)).map((d) => d.node_id))
     if (complete) for (const n of states.keys()) nodes.add(n)
+    const changes: Array<{ node: string; prev: DriftStateDoc | null; objects: DriftedObject[] }> = []
     for (const node of nodes) {
       const prev = states.get(node) ?? null
       const objects: DriftedObject[] = []
@@ -319,8 +329,15 @@ export class DriftService implements AppliedRecorder {
           if (before) objects.push(before)
         }
       }
-      await this.transition(owner, workflow, cluster, node, prev, objects)
+      // Unchanged (in sync as before, or drifted just as before): nothing to store or announce.
+      if (objects.length ? JSON.stringify(objects) !== JSON.stringify(prev?.objects) : prev) changes.push({ node, prev, objects })
     }
+    if (!changes.length) return
+    // The run lock is held (a run, or a delete removing the objects, here or on another replica): what it
+    // changes is on purpose; its end (run.finished) brings a check. A workflow gone meanwhile has no drift.
+    const [locks, exists] = await Promise.all([this.deps.workflows.lockedForRuns(), this.deps.workflows.get(owner, workflow)])
+    if (!exists || locks.some((l) => l.id === workflow)) return
+    for (const c of changes) await this.transition(owner, workflow, cluster, c.node, c.prev, c.objects)
   }
 
   private async transition(owner: string, workflow: string, cluster: string, node: string, prev: DriftStateDoc | null, objects: DriftedObject[]): Promise<void> {
@@ -345,7 +362,7 @@ export class DriftService implements AppliedRecorder {
     if (after) {
       this.deps.bus.emit('drift.detected', { owner_id: owner, workflow_id: workflow, node_id: node, fields: after.fields })
       this.log('drift detected', { workflow_id: workflow, node_id: node, cluster_id: cluster, fields: after.fields.length })
-      void this.autoSync(owner, workflow, cluster)
+      this.track(this.autoSync(owner, workflow, cluster))
     } else {
       this.deps.bus.emit('drift.resolved', { owner_id: owner, workflow_id: workflow, node_id: node })
       this.log('drift resolved', { workflow_id: workflow, node_id: node, cluster_id: cluster })
