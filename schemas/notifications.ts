@@ -68,7 +68,7 @@ const ChannelEvents = Type.Array(StringEnum(NOTIFICATION_TYPES), {
   description: 'the notification types this channel receives; an empty list means every type, including types added later',
 })
 const ChannelSecret = Type.String({
-  minLength: 16, maxLength: 256, pattern: '^[\\x21-\\x7e]+$',
+  minLength: 16, maxLength: 256, pattern: '^[\\x21-\\x7e]{16,256}$',
   description: 'write-only: the HMAC-SHA256 key of the `X-Signature-256` header (16 to 256 printable ASCII characters, no spaces); sealed at rest, never returned',
 })
 

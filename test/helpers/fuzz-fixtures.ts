@@ -79,6 +79,18 @@ export class FuzzWorld {
     return (res.json() as { notifications: Array<{ id: string }> }).notifications[0].id
   }
 
+  /**
+   * A notification channel of `who` at a closed port (a test delivery is refused at once, never sent
+   * anywhere), its signing secret seeded (never to be seen again); past the per-user channel limit, one
+   * made for an earlier operation.
+   */
+  private async channel(who: TestUser, name: string): Promise<string> {
+    const res = await this.app.inject({ method: 'POST', url: '/v1/api/notifications/channels', headers: who.headers, payload: { name, url: CLOSED, events: [], secret: this.secret('channel-secret') } })
+    if (res.statusCode === 201) return (res.json() as { id: string }).id
+    const list = await this.app.inject({ url: '/v1/api/notifications/channels?limit=1', headers: who.headers })
+    return (list.json() as { channels: Array<{ id: string }> }).channels[0]?.id ?? MISSING_ID
+  }
+
   private async importSession(who: TestUser): Promise<string> {
     const now = new Date()
     const id = randomBytes(12).toString('hex')
@@ -231,6 +243,8 @@ export class FuzzWorld {
     const userImport = await this.importSession(this.user)
     const adminNotification = await this.notification(this.admin, `fz-gone-a-${tag}`)
     const userNotification = await this.notification(this.user, `fz-gone-u-${tag}`)
+    const adminChannel = await this.channel(this.admin, `fz-ch-a-${tag}`)
+    const userChannel = await this.channel(this.user, `fz-ch-u-${tag}`)
     const registry = await this.call(this.admin, 'POST', '/v1/api/admin/registries', {
       name: `fz-registry-${tag}`, registry_type: 'custom', url: CLOSED, username: 'robot', password: this.secret('registry-password'),
     })
@@ -248,6 +262,8 @@ export class FuzzWorld {
         'import/id@user': [userImport, userImport, adminImport, MISSING_ID],
         'notifications/id@admin': [adminNotification, adminNotification, userNotification, MISSING_ID],
         'notifications/id@user': [userNotification, userNotification, adminNotification, MISSING_ID],
+        'channels/id@admin': [adminChannel, adminChannel, userChannel, MISSING_ID],
+        'channels/id@user': [userChannel, userChannel, adminChannel, MISSING_ID],
         // Each caller mostly aims at its own records, sometimes at the other's (which must be 404).
         'workflows/id@admin': [adminWorkflow, adminWorkflow, userWorkflow, MISSING_ID],
         'workflows/id@user': [userWorkflow, userWorkflow, adminWorkflow, MISSING_ID],
