@@ -210,6 +210,18 @@ t.test('no seeded secret reaches the log', async (t) => {
   t.same(leaked.map((s) => `${s.slice(0, 6)}…`), [])
 })
 
+// The audit log saw every fuzzed state-changing request (API.md §12): none of its entries holds a seeded
+// secret or any token sent, whatever the body, query or path carried.
+t.test('no seeded secret or token reaches an audit entry', async (t) => {
+  await app.audit.recorder.flush()
+  const entries = await app.db.collection('audit').find({}).toArray()
+  t.ok(entries.length >= operations.filter((o) => o.method !== 'GET').length, `${entries.length} audit entries written`)
+  const text = entries.map((e) => JSON.stringify(e))
+  const sent = Object.values(tokens).filter((v): v is string => typeof v === 'string')
+  const leaked = [...world.secrets, ...sent].filter((secret) => text.some((line) => line.includes(secret)))
+  t.same(leaked.map((s) => `${s.slice(0, 6)}…`), [])
+})
+
 t.teardown(() => {
   if (process.env.FUZZ_REPORT) writeFileSync(process.env.FUZZ_REPORT, JSON.stringify({ seed: SEED, runs: RUNS, operations: operations.length, findings, timings }, null, 2))
 })
