@@ -1,6 +1,7 @@
 // Webhook deliveries live in the database, not in a process: a delivery in flight when its app stops is
 // given back and sent by the next app on the same database; a record a dead replica claimed is taken again
-// once its claim expires, and not before; a pending retry left by a stopped app is sent by the next one.
+// once its claim expires, and not before; a pending retry left by a stopped app is sent by the next one;
+// two replicas' workers on one database send each delivery once.
 import t from 'tap'
 import { randomBytes } from 'node:crypto'
 import { startTestApp } from '../helpers/app.ts'
@@ -9,6 +10,9 @@ import { registerUser, type TestUser } from '../helpers/auth.ts'
 import { startReceiver } from './channels-receiver.ts'
 import { verifySignature } from '../../src/services/notifications/channels/signing.ts'
 import { NotificationDeliveryRepository } from '../../src/repositories/notification-deliveries.ts'
+import { NotificationChannelRepository } from '../../src/repositories/notification-channels.ts'
+import { NotificationChannelService } from '../../src/services/notifications/channels/index.ts'
+import { EventBus } from '../../src/events/bus.ts'
 
 const database = await startTestDatabase()
 t.teardown(() => database.close())
@@ -70,4 +74,33 @@ t.test('second life: the next app on the same database sends it, and takes a dea
   t.match(byId.get(retry.doc._id), { status: 'delivered', attempts: [{ status_code: 503 }, { status_code: 200 }] }, 'the retry counts the earlier attempt')
   t.match(byId.get(dead.doc._id), { status: 'delivered', attempts: [{ status_code: 200 }] })
   t.equal(receiver.received.length, 4, 'each was sent once by this app')
+})
+
+t.test('two replicas\' workers on one database send each delivery exactly once', async (t) => {
+  const { app } = await startTestApp(t, { ...shared, WEBHOOK_TIMEOUT_MS: 2000, WEBHOOK_POLL_MS: 20 }, { database })
+  // A second replica's channel service: its own worker and bus, the same database, sealer and policy.
+  const other = new NotificationChannelService({
+    channels: new NotificationChannelRepository(app.db), deliveries: new NotificationDeliveryRepository(app.db, 86_400_000),
+    notification: async () => null, bus: new EventBus(), sealer: app.sealer, policy: app.outboundPolicy, log: { error: () => undefined },
+    config: { timeoutMs: 2000, retryBaseMs: 20, maxChannels: 20, pollMs: 20, publicUrl: 'http://localhost:3000' },
+  })
+  t.teardown(() => other.close())
+  const workedBy = { first: 0, second: 0 }
+  app.services.notificationChannels.attempts.on('attempt', () => { workedBy.first++ })
+  other.attempts.on('attempt', () => { workedBy.second++ })
+  other.start()
+  const repo = new NotificationDeliveryRepository(app.db, 86_400_000)
+  const index = receiver.received.length
+  const n = 40
+  const docs = await repo.enqueue(Array.from({ length: n }, (_, i) => ({
+    owner_id: user.user.id, channel_id: channel.id, type: 'run_completed', test: false,
+    notification: { id: `n${i}`, type: 'run_completed', title: `Run ${i} completed`, message: 'ok', link: '/v1/api/workflows/w/runs/r', created_at: new Date().toISOString() },
+  })))
+  await receiver.request(index + n - 1)
+  await Promise.all([app.services.notificationChannels.idle(), other.idle()])
+  const ids = receiver.received.slice(index).map((r) => r.headers['x-delivery-id'])
+  t.equal(ids.length, n, `${n} requests, no more (first replica ${workedBy.first}, second ${workedBy.second})`)
+  t.same(new Set(ids), new Set(docs.map((d) => d._id)), 'each delivery once')
+  t.equal(workedBy.first + workedBy.second, n, 'each recorded by one replica')
+  t.equal(await app.db.collection('notification_deliveries').countDocuments({ _id: { $in: docs.map((d) => d._id) as never[] }, status: 'delivered' }), n)
 })

@@ -382,6 +382,29 @@ t.test('deleting a channel removes its deliveries', async (t) => {
   t.equal(await app.db.collection('notification_deliveries').countDocuments({ channel_id: ch.id }), 0)
 })
 
+t.test('a secret that no longer opens fails the delivery at once (not retried at every claim expiry)', async (t) => {
+  const ch = await createChannel(alice, { name: 'unopenable', url: `${receiver.base}/unopenable` })
+  // Sealed for another record: what a value sealed by a key the server no longer has looks like to it.
+  await app.db.collection('notification_channels').updateOne({ _id: ch.id as never }, { $set: { secret_sealed: app.sealer.seal('whatever-secret-value', 'notification_channels:another') } })
+  const index = receiver.received.length
+  const res = await call(alice, 'POST', `/v1/api/notifications/channels/${ch.id}/test`)
+  t.equal(res.status, 200)
+  t.match(res.body, { status: 'failed', attempts: [{ status_code: null, error: /secret cannot be opened/ }] })
+  t.equal(receiver.received.length, index, 'nothing was sent unsigned')
+  await call(alice, 'DELETE', `/v1/api/notifications/channels/${ch.id}`)
+})
+
+t.test('delivery records expire WEBHOOK_DELIVERY_RETENTION_DAYS after they are made (TTL index)', async (t) => {
+  const ch = await createChannel(alice, { name: 'retained', url: `${receiver.base}/retained` })
+  const d = (await call(alice, 'POST', `/v1/api/notifications/channels/${ch.id}/test`)).body
+  const doc = await app.db.collection('notification_deliveries').findOne({ _id: d.id as never })
+  t.equal(doc!.expires_at.getTime() - doc!.created_at.getTime(), 14 * 86_400_000, 'the default: 14 days')
+  const indexes = await app.db.collection('notification_deliveries').indexes()
+  t.match(indexes.find((i) => i.name === 'expires_at_ttl'), { key: { expires_at: 1 }, expireAfterSeconds: 0 })
+  await call(alice, 'DELETE', `/v1/api/notifications/channels/${ch.id}`)
+})
+
+// Last: every reply and log line of the file so far.
 t.test('the secret is sealed at rest, and no secret is in any reply or log line', async (t) => {
   const ch = await createChannel(alice, { name: 'at-rest', url: `${receiver.base}/rest` })
   secrets.push(ch.secret!)

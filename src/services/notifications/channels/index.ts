@@ -232,7 +232,14 @@ export class NotificationChannelService {
     if (skip || !channel) {
       return this.recorded(await this.deps.deliveries.record(claimed, { attempt: { at, status_code: null, error: skip, duration_ms: 0, redirects: 0 }, status: 'failed', next_at: null }, at))
     }
-    const secret = this.deps.sealer.open<string>(channel.secret_sealed, this.context(channel._id))
+    let secret: string
+    try {
+      secret = this.deps.sealer.open<string>(channel.secret_sealed, this.context(channel._id))
+    } catch {
+      // Sealed with a key this server no longer has: no try could sign it, so it fails now, not at every claim expiry.
+      const error = 'the channel secret cannot be opened (the encryption key changed): set a new secret'
+      return this.recorded(await this.deps.deliveries.record(claimed, { attempt: { at, status_code: null, error, duration_ms: 0, redirects: 0 }, status: 'failed', next_at: null }, at))
+    }
     const envelope = buildEnvelope({ deliveryId: doc._id, url: channel.url, secret, notification: doc.notification, publicUrl: this.deps.config.publicUrl, now: at })
     const result = await postWebhook(channel.url, envelope.body, envelope.headers, { policy: this.deps.policy, timeoutMs: this.deps.config.timeoutMs, signal })
     if (result.aborted) {
