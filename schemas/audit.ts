@@ -1,8 +1,7 @@
 // The audit log (API.md §12): one entry per state-changing request, terminal session edge and share
 // change; the admin's list of everyone's and a user's list of their own.
 import { Type } from 'typebox'
-import { StringEnum, Timestamp } from './common.ts'
-import { Defaulted } from './common.ts'
+import { Defaulted, StringEnum, Timestamp } from './common.ts'
 import { MAX_PAGE_SIZE } from './pagination.ts'
 
 export const AUDIT_OUTCOMES = ['ok', 'denied', 'failed'] as const
