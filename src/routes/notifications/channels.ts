@@ -48,7 +48,7 @@ export default async function channelRoutes(app: App) {
   app.put('/v1/api/notifications/channels/:id', {
     schema: {
       tags, operationId: 'updateNotificationChannel', summary: 'change a channel: only the fields given change',
-      description: '`secret` replaces the signing secret; `rotate_secret: true` generates a new one, returned in this reply only. Deliveries already queued are signed with the secret current when they are sent.',
+      description: '`secret` replaces the signing secret; `rotate_secret: true` generates a new one, returned in this reply only. Deliveries already queued go to the URL, and are signed with the secret, current when they are sent.',
       params: ChannelParams, body: UpdateChannelBody, response: { 200: NotificationChannelWithSecret, ...errorResponses(400, 401, 404, 409) },
     },
   }, async (req) => service.update(req.user.id, req.params.id, req.body))
