@@ -7,7 +7,7 @@
 //   markAllNotificationsRead → notification.mark_all_read, createWorkflowFromImport → import.create_workflow;
 // - a KubeOrch adapter route (no operationId, API.md §10) takes the action of the canonical route with the
 //   same method and path under /v1/api; one without a canonical twin is named from its path
-//   (POST /workflows/:id/run → workflow.run, PUT /x/:id → x.update);
+//   (POST /workflows/:id/run → workflow.run, PUT /x/:id → x.update, POST /alerts/rules → alert.create_rule);
 // - the target is the first path parameter and the collection segment before it, singular
 //   (/clusters/:name/share/:user_id → cluster + the name); a `user_id` parameter after it is the subject;
 // - a route's `config.audit` overrides any of it (`{action}`), or leaves the route out (`{skip: true}`).
@@ -79,12 +79,21 @@ export function verbFromOperationId(operationId: string, noun: string): string {
 
 const METHOD_VERBS: Record<string, string> = { POST: 'create', PUT: 'update', PATCH: 'update', DELETE: 'delete' }
 
-/** A verb from the path alone: the static segments after the target, or the method's verb. */
+/** A plural noun (a collection in a path), as opposed to an action word (`sync`, `test-fire`, `status`). */
+const isCollection = (segment: string) => !segment.includes('-') && segment.endsWith('s') && !segment.endsWith('ss') && !KEEP_AS_IS.has(segment)
+
+/**
+ * A verb from the path alone. A path ending in an action word takes it, followed by the collections before
+ * it (PATCH /alerts/events/:id/acknowledge → acknowledge_event); a path ending in a collection or an id
+ * takes the method's verb (POST /alerts/rules → create_rule, DELETE /clusters/:id/share/:user_id → delete_share).
+ */
 function verbFromPath(method: string, segments: string[]): string {
-  const list = segments[0] === 'admin' ? segments.slice(1) : segments
-  const statics = list.slice(1).filter((s) => !isParam(s)).map(snake)
-  if (!statics.length) return METHOD_VERBS[method] ?? method.toLowerCase()
-  return method === 'DELETE' ? `delete_${statics.join('_')}` : statics.join('_')
+  const list = (segments[0] === 'admin' ? segments.slice(1) : segments).slice(1)
+  const statics = list.filter((s) => !isParam(s))
+  const last = list[list.length - 1]
+  const objects = (words: string[]) => words.map((w) => singular(snake(w)))
+  if (last === undefined || isParam(last) || isCollection(last)) return [METHOD_VERBS[method] ?? method.toLowerCase(), ...objects(statics)].join('_')
+  return [snake(last), ...objects(statics.slice(0, -1))].join('_')
 }
 
 /** The target and subject parameters of a route pattern (see the head comment). */
