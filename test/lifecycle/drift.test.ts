@@ -264,6 +264,34 @@ t.test('the periodic check: one GET per baseline object finds drift by itself; a
   await sweeper.close()
 })
 
+t.test('a replica taking the cluster over learns the stored drift: the node keeps showing it, nothing is announced again', async (t) => {
+  const seen = detected('n-api', 'label before the takeover', (fields) => fields.includes('metadata.labels.takeover'))
+  await f.kubectl('-n', NS, 'label', 'deployment/api', 'takeover=1')
+  await seen
+  const bus = new EventBus()
+  const announced: string[] = []
+  bus.on('drift.detected', (e) => announced.push(e.node_id))
+  const written: Array<Record<string, unknown>> = []
+  const workflows = new WorkflowRepository(app.db)
+  const successor = new DriftService({
+    baselines: new DriftBaselineRepository(app.db), states: new DriftStateRepository(app.db), bus,
+    workflows: { get: (o, w) => workflows.get(o, w), lockedForRuns: () => workflows.lockedForRuns(), deployedIds: (o) => workflows.deployedIds(o), setNodeStatus: async (_o, _w, n, status) => { if (n === 'n-api') written.push(status); return true } },
+    ownership: { owns: () => true, ownedClusters: () => null },
+    hasher: new Digester({ current: Buffer.alloc(32, 7), old: [] }),
+    reader: async (ownerId, cluster) => resourceReader((await app.services.clusters.kubeConfigFor(ownerId, cluster, 'viewer')).kc, 5000),
+    derivedStatus: () => ({ state: 'running', message: 'ok' }), intervalMs: 3_600_000, concurrency: 4, log: { info: () => {}, warn: () => {}, error: () => {} },
+  })
+  t.equal(successor.overlay(owner.user.id, id, 'n-api', { state: 'running', message: 'ok' }).state, 'running', 'before: it knows nothing')
+  await successor.sweep()
+  t.match(successor.overlay(owner.user.id, id, 'n-api', { state: 'running', message: 'ok' }), { state: 'drifted', drift: { fields: ['metadata.labels.takeover'] } })
+  t.match(written, [{ state: 'drifted', live_state: 'running', drift: { fields: ['metadata.labels.takeover'] } }], 'the node status written once, with the drift')
+  t.same(announced, [], 'not announced again')
+  await successor.close()
+  const healed = resolved('n-api')
+  await f.kubectl('-n', NS, 'label', 'deployment/api', 'takeover-')
+  await healed
+})
+
 t.test('GET /drift answers 502 when the cluster does not answer, saying nothing of the driver', async (t) => {
   f.sim.faults.failNext(1, 503, { pathPrefix: `/api/v1/namespaces/${NS}/configmaps` })
   const res = await call(owner, 'GET', `/v1/api/workflows/${id}/drift`)

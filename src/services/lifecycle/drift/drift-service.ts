@@ -331,6 +331,7 @@ export class DriftService implements AppliedRecorder {
       }
       // Unchanged (in sync as before, or drifted just as before): nothing to store or announce.
       if (objects.length ? JSON.stringify(objects) !== JSON.stringify(prev?.objects) : prev) changes.push({ node, prev, objects })
+      else await this.adopt(owner, workflow, cluster, node, prev)
     }
     if (!changes.length) return
     // The run lock is held (a run, or a delete removing the objects, here or on another replica): what it
@@ -338,6 +339,17 @@ export class DriftService implements AppliedRecorder {
     const [locks, exists] = await Promise.all([this.deps.workflows.lockedForRuns(), this.deps.workflows.get(owner, workflow)])
     if (!exists || locks.some((l) => l.id === workflow)) return
     for (const c of changes) await this.transition(owner, workflow, cluster, c.node, c.prev, c.objects)
+  }
+
+  /**
+   * The stored drift is still right, but this replica may not know it: the cluster's lease came here from
+   * another replica (or its drift was resolved there). The overlay learns it and the node shows it.
+   */
+  private async adopt(owner: string, workflow: string, cluster: string, node: string, prev: DriftStateDoc | null): Promise<void> {
+    const known = this.drifted.get(nodeKey(owner, workflow, node))?.get(cluster)
+    if (prev ? known && JSON.stringify(known.fields) === JSON.stringify(prev.fields) : !known) return
+    this.remember(owner, workflow, node, cluster, prev && { detected_at: prev.detected_at, fields: prev.fields })
+    await this.writeNodeStatus(owner, workflow, node)
   }
 
   private async transition(owner: string, workflow: string, cluster: string, node: string, prev: DriftStateDoc | null, objects: DriftedObject[]): Promise<void> {
