@@ -233,6 +233,8 @@ export class DriftService implements AppliedRecorder {
         const busy = new Set(locked.map((l) => l.id))
         for (const t of targets) {
           if (this.closed) break
+          // A run this replica heard start but never heard end (its replica died): the lock says it is over.
+          if (!busy.has(t.workflow_id)) this.running.delete(wfKey(t.owner_id, t.workflow_id))
           if (!this.deps.ownership.owns(t.cluster_id) || busy.has(t.workflow_id) || !deployed.has(t.workflow_id) || this.isRunning(t.owner_id, t.workflow_id)) continue
           const k = targetKey(t.owner_id, t.workflow_id, t.cluster_id)
           this.enqueue(k, () => this.checkTarget(t.owner_id, t.workflow_id, t.cluster_id))
