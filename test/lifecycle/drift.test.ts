@@ -124,12 +124,19 @@ t.test('kubectl set image: the container image drifted; sync heals it', async (t
   t.equal((await f.kubectlJson('-n', NS, 'get', 'deployment', 'api')).spec.template.spec.containers[0].image, 'nginx:1.27')
 })
 
-t.test('kubectl label: a label added is drift; removing it resolves it', async (t) => {
+t.test('kubectl label: a label added is drift, still after a sync (which cannot remove it); removing it resolves it', async (t) => {
   const seen = detected('n-api', 'label', (fields) => fields.includes('metadata.labels.extra'))
   await f.kubectl('-n', NS, 'label', 'deployment/api', 'extra=by-hand')
   await seen
   const r = await report()
   t.same(r.nodes, [{ node_id: 'n-api', objects: [{ cluster_id: clusterId, kind: 'Deployment', name: 'api', namespace: NS, missing: false, fields: [{ path: 'metadata.labels.extra', applied: null, live: 'by-hand' }] }] }])
+  // Server-side apply leaves a label another field manager added: a sync cannot remove it, and the new
+  // baseline does not take it in, so the drift is still reported after the sync.
+  await sync()
+  await app.services.drift.idle()
+  t.equal((await f.kubectlJson('-n', NS, 'get', 'deployment', 'api')).metadata.labels.extra, 'by-hand', 'the sync left the label')
+  t.same((await report()).nodes, r.nodes, 'still drift after the sync')
+  t.equal((await nodeStatus('n-api')).state, 'drifted')
   const healed = resolved('n-api')
   await f.kubectl('-n', NS, 'label', 'deployment/api', 'extra-')
   await healed

@@ -9,7 +9,9 @@
 // What counts:
 //   - every leaf the rendered manifest sets: a different value, or the leaf gone;
 //   - metadata.labels as one map: a label added (`kubectl label`), changed or removed is drift, except keys
-//     under the reserved kubernetes.io / k8s.io prefixes, which controllers and the API server add;
+//     under the reserved kubernetes.io / k8s.io prefixes, which controllers and the API server add (and the
+//     ApplySet label the apply adds). A label someone added stays drift after a sync: server-side apply leaves
+//     another manager's label in place, so only removing it resolves it;
 //   - metadata.annotations only per key the manifest set: another tool's annotation is not ours to judge;
 //   - never status, server bookkeeping (managedFields, resourceVersion, ...), name or namespace;
 //   - the caller passes the paths to ignore: spec.replicas of a workload an autoscaler of the workflow scales.
@@ -27,7 +29,7 @@ export interface BaselineField { path: string; value?: unknown; digest?: string 
 export interface ObjectBaseline {
   /** Leaf paths the manifest set, with the value the server answered. */
   fields: BaselineField[]
-  /** The object's labels after the apply (reserved prefixes left out), `path` being the label key. */
+  /** The labels the manifest set, as the server answered them (reserved prefixes left out), `path` being the key. */
   labels: BaselineField[]
   /** An autoscaler's target (kind and name, same namespace): its replica count is the autoscaler's. */
   scale_target: { kind: string; name: string } | null
@@ -93,7 +95,14 @@ export function baselineOf(rendered: KubeObject, live: KubeObject, o: BaselineOp
     if (!answered.has(path)) continue
     fields.push(keep(path, answered.get(path)))
   }
-  const labels = [...ownLabels(live)].map(([key, value]) => (sensitive(value, o.redact) ? { path: key, digest: o.hasher.digest(value) } : { path: key, value }))
+  // The labels the manifest sets, as the server answered them. Not every label of the answer: one another
+  // field manager added before this apply (`kubectl label`) survives a server-side apply, and taking it into
+  // the baseline would call that drift resolved when it is still there.
+  const answeredLabels = ownLabels(live)
+  const labels = [...ownLabels(rendered)].filter(([key]) => answeredLabels.has(key)).map(([key]) => {
+    const value = answeredLabels.get(key)!
+    return sensitive(value, o.redact) ? { path: key, digest: o.hasher.digest(value) } : { path: key, value }
+  })
   const spec = isObject(rendered.spec) ? rendered.spec : {}
   const ref = isObject(spec.scaleTargetRef) ? spec.scaleTargetRef : null
   const scale_target = rendered.kind === 'HorizontalPodAutoscaler' && ref && typeof ref.kind === 'string' && typeof ref.name === 'string' ? { kind: ref.kind, name: ref.name } : null
