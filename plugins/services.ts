@@ -160,6 +160,8 @@ export default fp(async (app) => {
     reader: async (ownerId, clusterId) => resourceReader((await clusters.kubeConfigFor(ownerId, clusterId, 'viewer')).kc, config.CLUSTER_TIMEOUT_MS),
     derivedStatus: (ownerId, workflowId, nodeId) => resourceWatch.derivedNodeStatus(ownerId, workflowId, nodeId),
     sync: (ownerId, workflowId, clusterId) => runs.sync(ownerId, workflowId, { cluster: clusterId }, 'auto_sync'),
+    runTrigger: async (ownerId, workflowId, runId) => (await runRepo.get(ownerId, workflowId, runId))?.trigger ?? null,
+    removeLabels: async (ownerId, clusterId, ref, keys) => (await import('../src/kube/label-removal.ts')).removeLabels((await clusters.kubeConfigFor(ownerId, clusterId, 'deployer')).kc, ref, keys, config.CLUSTER_TIMEOUT_MS),
     intervalMs: config.DRIFT_CHECK_INTERVAL_S * 1000, concurrency: config.CLUSTER_HEALTH_CONCURRENCY, log: app.log,
   })
   const runs = new RunService({

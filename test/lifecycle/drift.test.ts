@@ -124,23 +124,22 @@ t.test('kubectl set image: the container image drifted; sync heals it', async (t
   t.equal((await f.kubectlJson('-n', NS, 'get', 'deployment', 'api')).spec.template.spec.containers[0].image, 'nginx:1.27')
 })
 
-t.test('kubectl label: a label added is drift, still after a sync (which cannot remove it); removing it resolves it', async (t) => {
+t.test('kubectl label: a label added is drift; sync removes it (server-side apply alone would leave it)', async (t) => {
   const seen = detected('n-api', 'label', (fields) => fields.includes('metadata.labels.extra'))
-  await f.kubectl('-n', NS, 'label', 'deployment/api', 'extra=by-hand')
+  await f.kubectl('-n', NS, 'label', 'deployment/api', 'extra=by-hand', 'node.kubernetes.io/by-controller=kept')
   await seen
   const r = await report()
   t.same(r.nodes, [{ node_id: 'n-api', objects: [{ cluster_id: clusterId, kind: 'Deployment', name: 'api', namespace: NS, missing: false, fields: [{ path: 'metadata.labels.extra', applied: null, live: 'by-hand' }] }] }])
-  // Server-side apply leaves a label another field manager added: a sync cannot remove it, and the new
-  // baseline does not take it in, so the drift is still reported after the sync.
-  await sync()
-  await app.services.drift.idle()
-  t.equal((await f.kubectlJson('-n', NS, 'get', 'deployment', 'api')).metadata.labels.extra, 'by-hand', 'the sync left the label')
-  t.same((await report()).nodes, r.nodes, 'still drift after the sync')
-  t.equal((await nodeStatus('n-api')).state, 'drifted')
   const healed = resolved('n-api')
-  await f.kubectl('-n', NS, 'label', 'deployment/api', 'extra-')
+  await sync()
   await healed
+  const labels = (await f.kubectlJson('-n', NS, 'get', 'deployment', 'api')).metadata.labels
+  t.notOk('extra' in labels, 'the sync removed the label nobody in the graph set')
+  t.equal(labels.team, 'payments', 'the graph\'s own label stays')
+  t.equal(labels['node.kubernetes.io/by-controller'], 'kept', 'a reserved (controller) label is left alone')
+  t.not((await nodeStatus('n-api')).state, 'drifted')
   t.same((await report()).nodes, [])
+  await f.kubectl('-n', NS, 'label', 'deployment/api', 'node.kubernetes.io/by-controller-')
 })
 
 t.test('kubectl delete: the object is reported missing; sync brings it back', async (t) => {

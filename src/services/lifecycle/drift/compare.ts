@@ -10,8 +10,8 @@
 //   - every leaf the rendered manifest sets: a different value, or the leaf gone;
 //   - metadata.labels as one map: a label added (`kubectl label`), changed or removed is drift, except keys
 //     under the reserved kubernetes.io / k8s.io prefixes, which controllers and the API server add (and the
-//     ApplySet label the apply adds). A label someone added stays drift after a sync: server-side apply leaves
-//     another manager's label in place, so only removing it resolves it;
+//     ApplySet label the apply adds). Server-side apply leaves another manager's label in place, so a sync
+//     removes such labels itself afterwards (drift-service.ts, src/kube/label-removal.ts);
 //   - metadata.annotations only per key the manifest set: another tool's annotation is not ours to judge;
 //   - never status, server bookkeeping (managedFields, resourceVersion, ...), name or namespace;
 //   - the caller passes the paths to ignore: spec.replicas of a workload an autoscaler of the workflow scales.
@@ -62,6 +62,12 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 function ownLabels(obj: KubeObject | null | undefined): Map<string, string> {
   const labels = isObject(obj?.metadata?.labels) ? obj.metadata.labels as Record<string, unknown> : {}
   return new Map(Object.entries(labels).filter(([k, v]) => !reservedLabel(k) && typeof v === 'string') as Array<[string, string]>)
+}
+
+/** Label keys on the live object that the manifest did not set (reserved prefixes left out): what a sync removes. */
+export function extraLabels(baseline: Pick<ObjectBaseline, 'labels'>, live: KubeObject | null): string[] {
+  const known = new Set(baseline.labels.map((f) => f.path))
+  return [...ownLabels(live).keys()].filter((k) => !known.has(k))
 }
 
 export interface BaselineOptions {

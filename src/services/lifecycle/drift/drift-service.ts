@@ -23,7 +23,7 @@ import type { Redact } from '../../run-redaction.ts'
 import { NotFound } from '../../../errors.ts'
 import { baselineId, type BaselineDoc, type DriftBaselineRepository } from '../../../repositories/drift-baselines.ts'
 import { driftStateId, type DriftedObject, type DriftStateDoc, type DriftStateRepository } from '../../../repositories/drift-states.ts'
-import { baselineOf, compareObject, nodeFields, type DriftField, type Hasher, type ObjectDrift } from './compare.ts'
+import { baselineOf, compareObject, extraLabels, nodeFields, type DriftField, type Hasher, type ObjectDrift } from './compare.ts'
 import { withDrift, type NodeDrift } from './node-status.ts'
 
 export interface WatchedRef {
@@ -55,6 +55,10 @@ export interface DriftServiceDeps {
   derivedStatus(ownerId: string, workflowId: string, nodeId: string): Record<string, unknown> | null
   /** Re-applies what was deployed to the cluster (RunService.sync with trigger auto_sync). */
   sync?(ownerId: string, workflowId: string, clusterId: string): Promise<unknown>
+  /** The finished run's trigger (manual, sync, auto_sync, rollback); null when it is gone. */
+  runTrigger?(ownerId: string, workflowId: string, runId: string): Promise<string | null>
+  /** Removes labels from a live object as the workflow's owner (deployer access): after a sync, those it did not set. */
+  removeLabels?(ownerId: string, clusterId: string, ref: { apiVersion: string; kind: string; namespace: string | null; name: string }, keys: string[]): Promise<void>
   intervalMs: number
   /** Objects read at once per check. */
   concurrency: number
@@ -206,9 +210,13 @@ export class DriftService implements AppliedRecorder {
     if (set && !set.size) this.running.delete(k)
     if (this.closed || this.running.has(k)) return
     // The run's own watch events were skipped: judge what it left, on the clusters checked here.
-    this.track(this.deps.baselines.forWorkflow(owner, workflow).then((docs) => {
+    this.track(Promise.all([this.deps.baselines.forWorkflow(owner, workflow), this.isSync(owner, workflow, runId)]).then(([docs, sync]) => {
       for (const cluster of new Set(docs.map((d) => d.cluster_id))) {
-        if (this.deps.ownership.owns(cluster)) this.enqueue(targetKey(owner, workflow, cluster), () => this.checkTarget(owner, workflow, cluster))
+        if (!this.deps.ownership.owns(cluster)) continue
+        this.enqueue(targetKey(owner, workflow, cluster), async () => {
+          if (sync) await this.removeForeignLabels(owner, cluster, docs.filter((d) => d.cluster_id === cluster))
+          await this.checkTarget(owner, workflow, cluster)
+        })
       }
       // Nodes drifted on a cluster whose baselines the run removed entirely.
       return this.deps.states.forWorkflow(owner, workflow).then((states) => {
@@ -217,6 +225,28 @@ export class DriftService implements AppliedRecorder {
         }
       })
     }).catch((err: unknown) => this.logFailure({ workflow_id: workflow }, err, 'drift: the check after a run failed')))
+  }
+
+  private async isSync(owner: string, workflow: string, runId: string): Promise<boolean> {
+    if (!this.deps.runTrigger || !this.deps.removeLabels) return false
+    const trigger = await this.deps.runTrigger(owner, workflow, runId)
+    return trigger === 'sync' || trigger === 'auto_sync'
+  }
+
+  /**
+   * After a sync: the labels nobody in the graph set are taken off again (server-side apply left them, as it
+   * leaves every field another manager owns). A failure is logged; the check that follows still reports them.
+   */
+  private async removeForeignLabels(owner: string, cluster: string, docs: BaselineDoc[]): Promise<void> {
+    if (!docs.length) return
+    const reader = await this.deps.reader(owner, cluster)
+    const schedule = limiter(this.deps.concurrency)
+    await Promise.all(docs.map((doc) => schedule(async () => {
+      const keys = extraLabels(doc, await reader.get(doc.api_version, doc.kind, doc.namespace, doc.name))
+      if (!keys.length) return
+      await this.deps.removeLabels!(owner, cluster, { apiVersion: doc.api_version, kind: doc.kind, namespace: doc.namespace, name: doc.name }, keys)
+        .catch((err: unknown) => this.logFailure({ workflow_id: doc.workflow_id, cluster_id: cluster }, err, 'drift: removing labels a sync does not set failed'))
+    })))
   }
 
   private isRunning(owner: string, workflow: string): boolean {
