@@ -43,6 +43,7 @@ import { GraphRenderer } from '../src/workers/render.ts'
 import { NotificationRepository } from '../src/repositories/notifications.ts'
 import { NotificationService } from '../src/services/notifications/index.ts'
 import { DriftService } from '../src/services/lifecycle/drift/drift-service.ts'
+import { RollbackService } from '../src/services/lifecycle/rollback.ts'
 import { Digester } from '../src/services/lifecycle/drift/digest.ts'
 import { DriftBaselineRepository } from '../src/repositories/drift-baselines.ts'
 import { DriftStateRepository } from '../src/repositories/drift-states.ts'
@@ -72,6 +73,7 @@ export interface Services {
   imports: ImportService
   notifications: NotificationService
   drift: DriftService
+  rollbacks: RollbackService
   notificationChannels: NotificationChannelService
 }
 
@@ -192,6 +194,7 @@ export default fp(async (app) => {
     resources,
     resourceWatch,
     drift,
+    rollbacks: new RollbackService({ workflows, runs }),
     builds: new BuildService({
       builds: new BuildRepository(db), clusters, registries, workflows, policy: outboundPolicy, bus, log: app.log,
       // The hub is decorated by the streams plugin, after this one; a build publishes only once serving.

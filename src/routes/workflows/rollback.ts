@@ -4,13 +4,12 @@ import { Type } from 'typebox'
 import type { App } from '../../app-types.ts'
 import { errorResponses } from '../../../schemas/common.ts'
 import { WorkflowParams, RollbackRequest, RollbackResult, SyncRequest } from '../../../schemas/workflow.ts'
-import { RollbackService } from '../../services/lifecycle/rollback.ts'
 import { waitForStartedRun } from './run.ts'
 
 const tags = ['workflows']
 
 export default async function rollbackRoutes(app: App) {
-  const rollbacks = new RollbackService({ workflows: app.services.workflows, runs: app.services.runs })
+  const rollbacks = app.services.rollbacks
 
   app.post('/v1/api/workflows/:id/rollback', {
     schema: {
