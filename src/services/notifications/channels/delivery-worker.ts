@@ -50,7 +50,14 @@ export class DeliveryWorker {
     if (!this.running) return
     if (this.wake && this.wake.at <= at) return
     if (this.wake) clearTimeout(this.wake.timer)
-    const timer = setTimeout(() => { this.wake = undefined; this.poke() }, Math.max(0, at - this.deps.now()))
+    const timer = setTimeout(() => {
+      this.wake = undefined
+      // A timer may fire a little before the clock the claim compares with says `at` (timers and Date.now
+      // are different clocks): the record would not be due yet, nothing would wake us again until the next
+      // poll, so the rest of the wait is waited again.
+      if (this.deps.now() < at) this.wakeAt(at)
+      else this.poke()
+    }, Math.max(0, at - this.deps.now()))
     timer.unref()
     this.wake = { timer, at }
   }

@@ -37,9 +37,24 @@ export function classifyStatus(status: number): PostOutcome {
 
 export async function postWebhook(url: string, body: string, headers: Record<string, string>, opts: PostOptions): Promise<PostResult & { aborted?: boolean }> {
   const started = performance.now()
+  // One controller of our own, held by its timer, rather than AbortSignal.any over AbortSignal.timeout:
+  // Node has had bugs where such a composite signal never aborts once collected (nodejs/node#57736).
+  const controller = new AbortController()
+  let timedOut = false
+  const timer = setTimeout(() => { timedOut = true; controller.abort() }, opts.timeoutMs)
+  const stop = () => controller.abort()
+  if (opts.signal?.aborted) stop()
+  else opts.signal?.addEventListener('abort', stop, { once: true })
+  try {
+    return await attempt(url, body, headers, opts, controller.signal, () => timedOut, started)
+  } finally {
+    clearTimeout(timer)
+    opts.signal?.removeEventListener('abort', stop)
+  }
+}
+
+async function attempt(url: string, body: string, headers: Record<string, string>, opts: PostOptions, signal: AbortSignal, timedOut: () => boolean, started: number): Promise<PostResult & { aborted?: boolean }> {
   const doFetch = opts.fetch ?? guardedFetch(opts.policy, 'webhook')
-  const timeout = AbortSignal.timeout(opts.timeoutMs)
-  const signal = opts.signal ? AbortSignal.any([timeout, opts.signal]) : timeout
   let redirects = 0
   let current = url
   let lastStatus: number | null = null
@@ -56,7 +71,7 @@ export async function postWebhook(url: string, body: string, headers: Record<str
       res = await doFetch(current, { method: 'POST', headers, body, signal, redirect: 'manual' })
     } catch (err) {
       if (opts.signal?.aborted) return { ...done('retry', 'interrupted: the server was shutting down'), aborted: true }
-      if (timeout.aborted) return done('retry', `timed out after ${opts.timeoutMs} ms`)
+      if (timedOut()) return done('retry', `timed out after ${opts.timeoutMs} ms`)
       const { codes } = errorCodes(err)
       if (codes.includes(POLICY_REFUSED)) return done('failed', hopRefused(redirects, 'the address is not allowed by the outbound policy'))
       return done('retry', describeNetworkError(err, 'receiver')?.message ?? 'the request failed')
