@@ -61,7 +61,7 @@ export const MAX_CHANNEL_URL_LENGTH = 2048
 const ChannelName = Type.String({ minLength: 1, maxLength: 100, pattern: '\\S', description: 'unique among the caller\'s channels, case-insensitively' })
 const ChannelUrl = Type.String({
   minLength: 1, maxLength: MAX_CHANNEL_URL_LENGTH,
-  description: 'where deliveries are POSTed: https (http only with ALLOW_INSECURE_CLUSTERS), no user:password in it, not an address the outbound policy refuses (checked here and again at every connection and redirect). A `https://hooks.slack.com/...` URL (a Slack incoming webhook) gets Slack\'s message shape `{text, blocks}` instead of the JSON envelope.',
+  description: 'where deliveries are POSTed: https (http only with ALLOW_INSECURE_CLUSTERS), no user:password in it, not an address the outbound policy refuses (checked here and again at every connection and redirect). A Slack, Discord or Microsoft Teams incoming-webhook URL gets that service\'s message shape instead of the JSON envelope (see `format`).',
 })
 const ChannelEvents = Type.Array(StringEnum(NOTIFICATION_TYPES), {
   maxItems: NOTIFICATION_TYPES.length, uniqueItems: true,
@@ -96,7 +96,7 @@ const channelProperties = {
   events: Type.Array(StringEnum(NOTIFICATION_TYPES), { description: 'empty: every type' }),
   enabled: Type.Boolean(),
   has_secret: Type.Boolean({ description: 'a signing secret is stored (always true: one is generated when none is given)' }),
-  slack: Type.Boolean({ description: 'the URL is a Slack incoming webhook: deliveries use Slack\'s message shape' }),
+  format: StringEnum(['envelope', 'slack', 'discord', 'teams'], { description: 'the body deliveries take, from the URL\'s host: `envelope` (the signed JSON envelope), or a chat service\'s own message shape: `slack` (hooks.slack.com: `{text, blocks}`), `discord` (discord.com webhooks: `{content}`), `teams` (Office 365 connectors and Power Automate workflows: `{text}`). Every body is signed all the same.' }),
   created_at: Timestamp,
   updated_at: Timestamp,
 }

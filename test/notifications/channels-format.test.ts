@@ -1,9 +1,10 @@
-// The pieces of a delivery without the network: Slack incoming-webhook detection and Slack's message shape
-// (escaped mrkdwn), the envelope and its signature, the status classification that decides retries, and
+// The pieces of a delivery without the network: which chat service a URL is (Slack, Discord, Teams) and
+// their message shapes (Slack's escaped mrkdwn), the envelope and its signature, the status classification that decides retries, and
 // the secret generator.
 import t from 'tap'
 import { createHmac } from 'node:crypto'
-import { isSlackWebhook, slackMessage, escapeMrkdwn } from '../../src/services/notifications/channels/slack.ts'
+import { slackMessage, escapeMrkdwn } from '../../src/services/notifications/channels/slack.ts'
+import { channelFormat, chatMessage } from '../../src/services/notifications/channels/chat-formats.ts'
 import { buildEnvelope, USER_AGENT } from '../../src/services/notifications/channels/envelope.ts'
 import { generateSecret, signBody, verifySignature } from '../../src/services/notifications/channels/signing.ts'
 import { classifyStatus } from '../../src/services/notifications/channels/webhook-post.ts'
@@ -13,14 +14,30 @@ const notification = {
   link: '/v1/api/workflows/w1/runs/r1', created_at: '2026-11-27T10:00:00.000Z',
 }
 
-t.test('Slack incoming webhooks are recognised by https and host hooks.slack.com only', async (t) => {
-  t.ok(isSlackWebhook('https://hooks.slack.com/services/T000/B000/XXXX'))
-  t.ok(isSlackWebhook('https://HOOKS.SLACK.COM/services/T000/B000/XXXX'), 'host case does not matter')
-  t.notOk(isSlackWebhook('http://hooks.slack.com/services/T000/B000/XXXX'), 'not over plain http')
-  t.notOk(isSlackWebhook('https://hooks.slack.com.evil.example/services/x'), 'not a look-alike host')
-  t.notOk(isSlackWebhook('https://evil.example/hooks.slack.com'), 'not a path naming it')
-  t.notOk(isSlackWebhook('https://slack.com/api/chat.postMessage'))
-  t.notOk(isSlackWebhook('not a url'))
+t.test('chat webhooks are recognised by https and their host only', async (t) => {
+  const isSlack = (u: string) => channelFormat(u) === 'slack'
+  t.ok(isSlack('https://hooks.slack.com/services/T000/B000/XXXX'))
+  t.ok(isSlack('https://HOOKS.SLACK.COM/services/T000/B000/XXXX'), 'host case does not matter')
+  t.notOk(isSlack('http://hooks.slack.com/services/T000/B000/XXXX'), 'not over plain http')
+  t.notOk(isSlack('https://hooks.slack.com.evil.example/services/x'), 'not a look-alike host')
+  t.notOk(isSlack('https://evil.example/hooks.slack.com'), 'not a path naming it')
+  t.notOk(isSlack('https://slack.com/api/chat.postMessage'))
+  t.equal(channelFormat('not a url'), 'envelope')
+  t.equal(channelFormat('https://discord.com/api/webhooks/1/x'), 'discord')
+  t.equal(channelFormat('https://canary.discordapp.com/api/webhooks/1/x'), 'discord')
+  t.equal(channelFormat('https://discord.com.evil.example/api/webhooks/1/x'), 'envelope', 'not a look-alike Discord host')
+  t.equal(channelFormat('https://contoso.webhook.office.com/webhookb2/x'), 'teams')
+  t.equal(channelFormat('https://prod-1.westeurope.logic.azure.com/workflows/x'), 'teams')
+  t.equal(channelFormat('https://webhook.office.com.evil.example/x'), 'envelope', 'not a look-alike Teams host')
+  t.equal(channelFormat('https://receiver.example/hook'), 'envelope')
+})
+
+t.test('Discord and Teams messages: the shapes their webhooks accept, with the link', async (t) => {
+  const link = 'https://orch.example/v1/api/workflows/w1/runs/r1'
+  t.same(chatMessage('discord', notification, link), { content: `**${notification.title}**\n${notification.message}\n${link}`, allowed_mentions: { parse: [] } })
+  const long = chatMessage('discord', { ...notification, message: 'x'.repeat(5000) }, link) as { content: string }
+  t.equal(long.content.length, 2000, 'Discord\'s 2,000-character limit kept')
+  t.same(chatMessage('teams', notification, link), { text: `${notification.title}: ${notification.message}\n\n${link}` })
 })
 
 t.test('the Slack message: text and blocks, user text escaped, an absolute link', async (t) => {
@@ -44,6 +61,8 @@ t.test('the envelope: Slack shape for a Slack URL, the JSON envelope otherwise; 
   const body = JSON.parse(slack.body)
   t.same(Object.keys(body).sort(), ['blocks', 'text'], 'Slack gets only its own shape')
   t.ok(verifySignature(secret, slack.body, slack.headers['x-signature-256']), 'signed all the same')
+  const discord = buildEnvelope({ deliveryId: 'd1', url: 'https://discord.com/api/webhooks/1/x', secret, notification, publicUrl: 'https://orch.example', now })
+  t.same(Object.keys(JSON.parse(discord.body)).sort(), ['allowed_mentions', 'content'], 'Discord gets its own shape')
 })
 
 t.test('signatures: sha256=<hex>, checked in constant time, wrong secret or body refused', async (t) => {

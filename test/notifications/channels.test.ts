@@ -62,7 +62,7 @@ t.test('create, read, list, update, delete; the generated secret is shown once',
   const created = await call(alice, 'POST', '/v1/api/notifications/channels', { name: 'ops', url: `${receiver.base}/ops`, events: ['run_failed', 'cluster_status'] })
   t.equal(created.status, 201)
   t.ok(Value.Check(NotificationChannelWithSecret, created.body), 'the reply has its documented shape')
-  t.match(created.body, { name: 'ops', url: `${receiver.base}/ops`, events: ['run_failed', 'cluster_status'], enabled: true, has_secret: true, slack: false })
+  t.match(created.body, { name: 'ops', url: `${receiver.base}/ops`, events: ['run_failed', 'cluster_status'], enabled: true, has_secret: true, format: 'envelope' })
   t.match(created.body.secret, /^whsec_[A-Za-z0-9_-]{43}$/, 'a generated secret, returned in the create reply')
   secrets.push(created.body.secret)
   const id = created.body.id

@@ -53,7 +53,7 @@ t.test('create: the UI\'s body per webhook type → 201 {channel} with type, con
   t.notOk('secret' in c, 'the generated secret is not passed on')
   hookId = c.id
   const stored = await canonical(`/notifications/channels/${hookId}`)
-  t.match(stored, { id: hookId, name: 'ops hook', url: `${receiver.base}/hook`, enabled: true, has_secret: true, slack: false })
+  t.match(stored, { id: hookId, name: 'ops hook', url: `${receiver.base}/hook`, enabled: true, has_secret: true, format: 'envelope' })
   t.same([...stored.events].sort(), [...ALERT_TYPES].sort(), 'it receives what the alert pages list')
   t.ok(ALERT_TYPES.includes('run_failed') && !ALERT_TYPES.includes('run_completed' as never))
 
@@ -62,7 +62,7 @@ t.test('create: the UI\'s body per webhook type → 201 {channel} with type, con
   t.match(slack.body.channel, { type: 'slack', config: { webhook_url: SLACK } })
   t.notOk('url' in slack.body.channel.config)
   slackId = slack.body.channel.id
-  t.equal((await canonical(`/notifications/channels/${slackId}`)).slack, true, 'Slack\'s message shape')
+  t.equal((await canonical(`/notifications/channels/${slackId}`)).format, 'slack', 'Slack\'s message shape')
   const discord = await ui('POST', '/notifications/channels', { name: 'discord', type: 'discord', config: { webhook_url: DISCORD }, enabled: false })
   t.match(discord.body.channel, { type: 'discord', config: { webhook_url: DISCORD }, enabled: false })
   const teams = await ui('POST', '/notifications/channels', { name: 'teams', type: 'teams', config: { webhook_url: TEAMS } })

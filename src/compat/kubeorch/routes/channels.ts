@@ -6,9 +6,8 @@
 // The UI's channel is `{name, type, config, enabled}`; ours is a webhook `{name, url, events, secret}`:
 // - webhook (`config.url`), slack, discord, teams (`config.webhook_url`) are webhook URLs: the channel's URL.
 //   A slack, discord or teams channel must have that service's webhook URL, because the type the UI reads
-//   back is the one its URL says (we store no type): a Slack URL gets Slack's message shape, any other the
-//   JSON envelope of the channel service (Discord and Teams webhooks answer that with an error, which the
-//   Test button shows: see docs/kubeorch-ui.md).
+//   back is the one its URL says (we store no type), and so does the message shape its deliveries take
+//   (Slack's, Discord's, Teams'; a generic webhook gets the JSON envelope).
 // - telegram (bot token + chat id) and pagerduty (routing key) are not webhooks: a 400 says so.
 // - webhook's custom `headers` have no counterpart (deliveries are signed instead): a 400 when any is given.
 // - A channel made here receives the notifications the alert pages list (the failures, routes/alerts.ts):
@@ -24,28 +23,24 @@ import { MAX_PAGE_SIZE } from '../../../../schemas/pagination.ts'
 import { MAX_CHANNEL_URL_LENGTH } from '../../../../schemas/notifications.ts'
 import { BadRequest, UpstreamError } from '../../../errors.ts'
 import type { Channel } from '../../../services/notifications/channels/index.ts'
+import { channelFormat } from '../../../services/notifications/channels/chat-formats.ts'
 import { ALERT_TYPES } from './alerts.ts'
 
 export const UI_CHANNEL_TYPES = ['slack', 'discord', 'telegram', 'pagerduty', 'teams', 'webhook'] as const
 type UiChannelType = typeof UI_CHANNEL_TYPES[number]
 type HookType = 'slack' | 'discord' | 'teams' | 'webhook'
 
-/** The hosts of each service's incoming webhooks (Teams: Office 365 connectors and Power Automate workflows). */
-const HOSTS: Record<Exclude<HookType, 'webhook'>, { hosts: RegExp; example: string }> = {
-  slack: { hosts: /^hooks\.slack\.com$/, example: 'https://hooks.slack.com/services/...' },
-  discord: { hosts: /^(?:[a-z0-9-]+\.)?discord(?:app)?\.com$/, example: 'https://discord.com/api/webhooks/...' },
-  teams: { hosts: /(?:^|\.)(?:webhook\.office\.com|outlook\.office\.com|outlook\.office365\.com|logic\.azure\.com|api\.powerplatform\.com)$/, example: 'https://<tenant>.webhook.office.com/webhookb2/...' },
+/** What each service's webhook URL looks like, for the error message (the hosts: chat-formats.ts). */
+const EXAMPLES: Record<Exclude<HookType, 'webhook'>, string> = {
+  slack: 'https://hooks.slack.com/services/...',
+  discord: 'https://discord.com/api/webhooks/...',
+  teams: 'https://<tenant>.webhook.office.com/webhookb2/...',
 }
 
-const hostOf = (url: string): string | null => {
-  try { return new URL(url).hostname.toLowerCase() } catch { return null }
-}
-
-/** The UI type a channel's URL stands for (ours keeps no type). */
+/** The UI type a channel's URL stands for (ours keeps no type): the message shape its deliveries take. */
 export function channelType(url: string): HookType {
-  const host = hostOf(url)
-  if (host) for (const type of ['slack', 'discord', 'teams'] as const) if (HOSTS[type].hosts.test(host)) return type
-  return 'webhook'
+  const format = channelFormat(url)
+  return format === 'envelope' ? 'webhook' : format
 }
 
 /** A channel as the UI reads it (the secret never: the service returns none here). */
@@ -88,7 +83,7 @@ export function hookUrl(type: UiChannelType, config: ChannelBodyT['config']): st
   const url = config[key]
   if (url === undefined) throw new BadRequest(`body/config must have the field "${key}"`)
   if (type !== 'webhook' && channelType(url) !== type) {
-    throw new BadRequest(`body/config/webhook_url must be a ${type} webhook URL (${HOSTS[type].example}); for another receiver choose Generic Webhook`)
+    throw new BadRequest(`body/config/webhook_url must be a ${type} webhook URL (${EXAMPLES[type]}); for another receiver choose Generic Webhook`)
   }
   return url
 }

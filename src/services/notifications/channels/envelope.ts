@@ -2,11 +2,11 @@
 //   generic receivers: {id, type, notification: {id, type, title, message, link, url, created_at}, sent_at}
 //     `id` is the delivery's id, the same on every retry (also X-Delivery-Id): receivers de-duplicate on it;
 //     `url` is the subject's absolute address (PUBLIC_URL + link).
-//   Slack incoming webhooks: Slack's `{text, blocks}` (slack.ts).
+//   Slack, Discord and Teams incoming webhooks: their own message shapes (chat-formats.ts).
 // Headers: Content-Type, User-Agent, X-Delivery-Id, and X-Signature-256 over the exact bytes sent.
 import type { DeliveredNotification } from '../../../repositories/notification-deliveries.ts'
 import { SIGNATURE_HEADER, signBody } from './signing.ts'
-import { isSlackWebhook, slackMessage } from './slack.ts'
+import { channelFormat, chatMessage } from './chat-formats.ts'
 
 export const USER_AGENT = 'cluster-workflow-orchestrator-webhooks/1'
 
@@ -19,8 +19,9 @@ export function absoluteLink(publicUrl: string, link: string): string {
 export function buildEnvelope(input: { deliveryId: string; url: string; secret: string; notification: DeliveredNotification; publicUrl: string; now: Date }): Envelope {
   const { deliveryId, notification: n } = input
   const url = absoluteLink(input.publicUrl, n.link)
-  const payload = isSlackWebhook(input.url)
-    ? slackMessage(n, url)
+  const format = channelFormat(input.url)
+  const payload = format !== 'envelope'
+    ? chatMessage(format, n, url)
     : { id: deliveryId, type: n.type, notification: { ...n, url }, sent_at: input.now.toISOString() }
   const body = JSON.stringify(payload)
   return {

@@ -22,7 +22,7 @@ import type { DeliveryStatus, NotificationType } from '../../../../schemas/notif
 import { DeliveryWorker } from './delivery-worker.ts'
 import { buildEnvelope } from './envelope.ts'
 import { generateSecret } from './signing.ts'
-import { isSlackWebhook } from './slack.ts'
+import { channelFormat, type ChannelFormat } from './chat-formats.ts'
 import { postWebhook } from './webhook-post.ts'
 
 /** Tries in all, the first included. */
@@ -31,7 +31,7 @@ export const MAX_TRIES = 3
 const CONCURRENCY = 8
 
 export interface Channel {
-  id: string; name: string; url: string; events: NotificationType[]; enabled: boolean; has_secret: boolean; slack: boolean
+  id: string; name: string; url: string; events: NotificationType[]; enabled: boolean; has_secret: boolean; format: ChannelFormat
   created_at: string; updated_at: string
 }
 
@@ -42,7 +42,7 @@ export interface CreateChannelInput { name: string; url: string; events: Notific
 export interface UpdateChannelInput { name?: string; url?: string; events?: NotificationType[]; secret?: string; rotate_secret?: boolean; enabled?: boolean }
 
 export const toChannel = (d: ChannelDoc): Channel => ({
-  id: d._id, name: d.name, url: d.url, events: d.events, enabled: d.enabled, has_secret: Boolean(d.secret_sealed), slack: isSlackWebhook(d.url),
+  id: d._id, name: d.name, url: d.url, events: d.events, enabled: d.enabled, has_secret: Boolean(d.secret_sealed), format: channelFormat(d.url),
   created_at: d.created_at.toISOString(), updated_at: d.updated_at.toISOString(),
 })
 

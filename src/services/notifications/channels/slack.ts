@@ -1,16 +1,6 @@
-// Slack incoming webhooks (https://hooks.slack.com/services/...) take Slack's message shape, not our JSON
-// envelope: `text` (the notification line, also what notifications and old clients show) and `blocks`
-// (the same, laid out). Slack's mrkdwn treats &, < and > as markup, so user text is escaped.
+// Slack's message shape for its incoming webhooks (chat-formats.ts picks it by host), not our JSON envelope:
+// `text` (the notification line, also what notifications and old clients show) and `blocks` (the same, laid out). Slack's mrkdwn treats &, < and > as markup, so user text is escaped.
 import type { DeliveredNotification } from '../../../repositories/notification-deliveries.ts'
-
-export function isSlackWebhook(rawUrl: string): boolean {
-  try {
-    const url = new URL(rawUrl)
-    return url.protocol === 'https:' && url.hostname.toLowerCase() === 'hooks.slack.com'
-  } catch {
-    return false
-  }
-}
 
 /** Slack's mrkdwn control characters, escaped as Slack documents. */
 export function escapeMrkdwn(text: string): string {
