@@ -12,7 +12,7 @@ const NS = 'rb'
 const f = await runFixture(t, { RUN_READY_TIMEOUT_MS: 1500 })
 const { owner, call, kubectl, kubectlJson } = f
 
-const web = (image: string) => node('web', 'deployment', { name: 'web', namespace: NS, image, port: 80 })
+const web = (image: string) => node('web', 'deployment', { name: 'web', namespace: NS, image, port: 80, replicas: 2 })
 const v1 = { nodes: [web('nginx:1.25')], edges: [] }
 const v2 = { nodes: [web('nginx:1.27'), node('conf', 'configmap', { name: 'web-conf', namespace: NS, data: { MODE: 'v2' } })], edges: [] }
 
@@ -57,11 +57,15 @@ t.test('a dry run answers the image diff and the graph changes, and changes noth
 })
 
 t.test('rolling back to v1 restores its graph as a new version, deploys it, and prunes what v2 added', async (t) => {
+  const replicasBefore = (await kubectlJson('get', 'deployment', 'web', '-n', NS)).spec.replicas
+  // Someone scaled by hand (kubectl now owns spec.replicas): the rollback takes the field back, not fails on it.
+  await kubectl('scale', 'deployment/web', '--replicas=4', '-n', NS)
   const res = await call(owner, 'POST', url('rollback'), { version: 1 })
   t.equal(res.status, 200, JSON.stringify(res.body))
   const { run } = res.body
   t.match(run, { dry_run: false, status: 'completed', trigger: 'rollback', rollback_of: 1, version: 3, error: null })
   t.equal(await liveImage(), 'nginx:1.25', 'the cluster runs nginx:1.25 again (kubectl)')
+  t.equal((await kubectlJson('get', 'deployment', 'web', '-n', NS)).spec.replicas, replicasBefore, 'the hand-scaled replicas taken back')
   t.notOk(await configMapExists(), 'the ConfigMap v2 added was pruned')
   const versions = (await call(owner, 'GET', url('versions?sort=version&order=asc'))).body
   t.equal(versions.total, 3, 'one version recorded: the restore; the run records no second one')

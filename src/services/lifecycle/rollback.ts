@@ -23,7 +23,9 @@ export class RollbackService {
     await this.deps.workflows.restorableVersion(ownerId, workflowId, version)
     const changes = await this.deps.workflows.changesTo(ownerId, workflowId, version)
     const dryRun = request.dry_run === true
-    const started = await this.deps.runs.startFrom(ownerId, workflowId, { ...rest, dry_run: dryRun }, {
+    // With force, as sync: a rollback is most wanted just after someone changed the cluster by hand
+    // (kubectl scale in an incident), and without it every field they took would fail its node.
+    const started = await this.deps.runs.startFrom(ownerId, workflowId, { ...rest, dry_run: dryRun, force: true }, {
       trigger: 'rollback', rollbackOf: version,
       source: {
         graph: 'version', version,
