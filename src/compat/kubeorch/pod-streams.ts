@@ -14,7 +14,10 @@ const STATUS_KEYS = ['message', 'replicas', 'readyReplicas', 'clusterIP', 'exter
 
 /** `{state, message?, replicas?, …}` from one of our node statuses (`{state, message, ...counters}`). */
 export function uiStatusOf(status: Json): Json {
-  const out: Json = { state: uiStatus(status.state) }
+  // A drifted node (API.md §12) still has its objects' own state: the resource page shows that, as its badge
+  // (from the record) does; the drift is the workflow canvas's to show.
+  const state = status.state === 'drifted' && typeof status.live_state === 'string' ? status.live_state : status.state
+  const out: Json = { state: uiStatus(state) }
   for (const key of STATUS_KEYS) if (status[key] !== undefined && status[key] !== null) out[key] = status[key]
   return out
 }

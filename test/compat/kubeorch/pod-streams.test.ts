@@ -219,6 +219,8 @@ t.test('the encoders alone: what a frame looks like in the UI\'s dialect for eac
   t.same(resourceStreamReframe('node_update', { node_id: 'n', kind: 'Service', status: { state: 'running', message: 'cluster IP 10.0.0.1', clusterIP: '10.0.0.1', externalIP: null, type: 'ClusterIP', ports: 1, action: 'created' } }),
     { type: 'status_update', data: { status: { state: 'running', message: 'cluster IP 10.0.0.1', clusterIP: '10.0.0.1' } } }, 'only the keys the page reads, no nulls')
   t.same(resourceStreamReframe('node_update', { node_id: 'n', kind: 'X', status: { state: 'exploded', message: '' } }), { type: 'status_update', data: { status: { state: 'unknown', message: '' } } }, 'a state outside the page\'s set reads as unknown')
+  t.same(resourceStreamReframe('node_update', { node_id: 'n', kind: 'Deployment', status: { state: 'drifted', live_state: 'running', message: 'm', replicas: 2, drift: { detected_at: 'x', fields: ['spec.replicas'] } } }),
+    { type: 'status_update', data: { status: { state: 'running', message: 'm', replicas: 2 } } }, 'a drifted node shows its objects\' own state on the resource page (kubectl scale made it drift)')
   t.same(resourceStreamReframe('status_change', { resource_id: 'r', new_status: 'failed', old_status: 'running', message: 'crash loop' }), { type: 'status_update', data: { status: { state: 'failed', message: 'crash loop' } } })
   t.same(resourceStreamReframe('error', { error: 'gone' }), { type: 'error', data: 'gone' })
   t.equal(resourceStreamReframe('workflow_sync', { nodes: [] }), null, 'nothing the page does not handle')
