@@ -207,10 +207,11 @@ export class WorkflowService {
   }
 
   /** From the workflow's current graph to the version's: what restoring it would change. */
-  async changesTo(ownerId: string, id: string, version: number): Promise<GraphDiff & { to_version: number }> {
-    const [current, target] = await Promise.all([this.get(ownerId, id), this.getVersion(ownerId, id, version)])
+  /** From the workflow's graph to `target`, a version the caller has already read. */
+  async changesTo(ownerId: string, id: string, target: Version): Promise<GraphDiff & { to_version: number }> {
+    const current = await this.get(ownerId, id)
     // The workflow's live status describes the cluster, not the graph: it is no change.
-    return { to_version: version, ...diffGraphs({ nodes: stripLiveStatus(current.nodes), edges: current.edges }, target) }
+    return { to_version: target.version, ...diffGraphs({ nodes: stripLiveStatus(current.nodes), edges: current.edges }, target) }
   }
 
   async compareVersions(ownerId: string, id: string, v1: number, v2: number): Promise<GraphDiff & { from_version: number; to_version: number }> {

@@ -20,8 +20,8 @@ export class RollbackService {
   async start(ownerId: string, workflowId: string, request: RollbackRequest): Promise<RollbackStarted> {
     const { version, ...rest } = request
     // 404 for a missing version, 400 for one saved with a secret value (restore's rule), before anything runs.
-    await this.deps.workflows.restorableVersion(ownerId, workflowId, version)
-    const changes = await this.deps.workflows.changesTo(ownerId, workflowId, version)
+    const target = await this.deps.workflows.restorableVersion(ownerId, workflowId, version)
+    const changes = await this.deps.workflows.changesTo(ownerId, workflowId, target)
     const dryRun = request.dry_run === true
     // With force, as sync: a rollback is most wanted just after someone changed the cluster by hand
     // (kubectl scale in an incident), and without it every field they took would fail its node.
