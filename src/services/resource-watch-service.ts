@@ -98,6 +98,11 @@ interface Watched {
   lastWriteAt: number
   /** Its status has been derived at least once since it is followed. */
   seen: boolean
+  /**
+   * On a cluster another replica holds (a run's wait follows it here): the status last derived here, which
+   * is neither stored nor announced. Kept apart from `status`, which is what this replica last stored.
+   */
+  live?: LiveStatus
 }
 
 /** What a run's wait is told: the object's latest derived status, or that it is not (or no longer) followed. */
@@ -249,6 +254,7 @@ export class ResourceWatchService {
   liveStatus(resourceId: string): LiveStatus | null {
     const w = this.watched.get(resourceId)
     if (w?.seen) return { status: w.status, status_message: w.message, ready: w.ready, counters: w.counters }
+    if (w?.live) return w.live
     // The run's reconcile may unfollow them before its closing sync reads them.
     const last = this.unfollowedRuns.get(resourceId)
     return last && Date.now() - last.at < UNFOLLOWED_MEMORY_MS ? last.status : null
@@ -443,7 +449,8 @@ export class ResourceWatchService {
   private unwatch(w: Watched, why: 'deleted' | 'unfollowed' | 'closing'): void {
     if (this.watched.get(w.id) !== w) return
     this.watched.delete(w.id)
-    if (why === 'unfollowed' && w.seen && !this.ownership.owns(w.cluster_id)) this.rememberUnfollowed(w)
+    // A non-holder drops a run's objects as 'closing' (their pod records are the holder's).
+    if (why !== 'deleted' && w.live && !this.ownership.owns(w.cluster_id)) this.rememberUnfollowed(w.id, w.live)
     for (const off of w.off) off()
     w.off = []
     for (const x of [...(this.waiters.get(w.id) ?? [])]) x.finish(false)
@@ -461,14 +468,14 @@ export class ResourceWatchService {
   }
 
   /** Bounded: the last statuses of a finished run's objects on a cluster another replica holds. */
-  private rememberUnfollowed(w: Watched): void {
+  private rememberUnfollowed(id: string, status: LiveStatus): void {
     const now = Date.now()
     for (const [id, last] of this.unfollowedRuns) {
       if (this.unfollowedRuns.size < UNFOLLOWED_MEMORY_MAX && now - last.at < UNFOLLOWED_MEMORY_MS) break
       this.unfollowedRuns.delete(id)
     }
-    this.unfollowedRuns.delete(w.id)
-    this.unfollowedRuns.set(w.id, { at: now, status: { status: w.status, status_message: w.message, ready: w.ready, counters: w.counters } })
+    this.unfollowedRuns.delete(id)
+    this.unfollowedRuns.set(id, { at: now, status })
   }
 
   // Pods as records
@@ -580,8 +587,13 @@ export class ResourceWatchService {
   }
 
   private change(w: Watched, d: DerivedStatus): void {
-    // Not this replica's cluster (a run's wait follows it): the holder stores and announces.
-    if (!this.ownership.owns(w.cluster_id)) return
+    // Not this replica's cluster (a run's wait follows it): the holder stores and announces. What is seen
+    // here is kept for the run's closing sync (liveStatus), which may come before the holder's write lands.
+    if (!this.ownership.owns(w.cluster_id)) {
+      w.live = { status: d.status, status_message: d.message, ready: d.ready, counters: d.counters }
+      return
+    }
+    w.live = undefined
     const epoch = this.ownership.epoch(w.cluster_id)
     const first = !w.seen
     w.seen = true

@@ -46,6 +46,14 @@ t.test('one replica watches the deployed workflow; after it closes, the other ta
   // run's readiness wait only, while the holder (told by remoteBus) stores and announces every transition.
   const published = new Map<TestApp, BusEvents['resource.status'][]>(apps.map((x) => [x, []]))
   for (const x of apps) x.app.bus.on('resource.status', (e) => published.get(x)!.push(e))
+  // The holder's status writes wait until the run's closing sync has been read: the sync can then only show
+  // the Deployment running from what the running replica's own wait saw (liveStatus), not from the record.
+  const holderRepo = (watchOf(holder) as unknown as { deps: { resources: { setStatus: (...args: any[]) => Promise<unknown> } } }).deps.resources
+  let releaseWrites!: () => void
+  const writesReleased = new Promise<void>((resolve) => { releaseWrites = resolve })
+  const setStatus = holderRepo.setStatus.bind(holderRepo)
+  holderRepo.setStatus = async (...args: any[]) => { await writesReleased; return setStatus(...args) }
+  t.teardown(() => { releaseWrites(); delete (holderRepo as { setStatus?: unknown }).setStatus })
   const finished = other.app.bus.next('run.finished', (e) => e.workflow_id === wf.body.id)
   const stream = other.app.streams.subscribe(`workflow:${wf.body.id}`)
   t.teardown(() => stream.close())
@@ -60,7 +68,8 @@ t.test('one replica watches the deployed workflow; after it closes, the other ta
   const events: Array<{ type: string; data: unknown }> = []
   for await (const ev of stream) { events.push(ev); if (ev.type === 'complete') break }
   const closingSync = events.filter((ev) => ev.type === 'workflow_sync').at(-1)?.data as { nodes: Array<{ node_id: string; status: { state: string } }> } | undefined
-  t.equal(closingSync?.nodes.find((n) => n.node_id === 'n-web')?.status.state, 'running', 'the closing workflow_sync shows the Deployment running')
+  t.equal(closingSync?.nodes.find((n) => n.node_id === 'n-web')?.status.state, 'running', 'the closing workflow_sync shows the Deployment running, before the holder stored it')
+  releaseWrites()
   await waitFor('the holder announcing the Deployment running', () => published.get(holder)!.some((e) => e.kind === 'Deployment' && e.new_status === 'running'), 10_000)
   await waitFor('pod records written by the holder', async () => {
     const docs = await a.app.db.collection('resources').find({ kind: 'Pod', status: { $ne: 'deleted' } }).toArray()
