@@ -8,6 +8,8 @@ export const EXIT = {
   usage: 2,
   /** The run, build or import it waited for ended other than completed. */
   failed: 3,
+  /** `cwo diff`: the cluster differs from the workflow (0 when it matches). */
+  differs: 4,
   /** Interrupted (Ctrl-C) while following. */
   interrupted: 130,
 } as const
