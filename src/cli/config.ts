@@ -1,6 +1,7 @@
 // Where `cwo login` keeps its tokens: one per server, in the user's config directory, readable by the user
 // only (0600 in a 0700 directory). CWO_CONFIG names another file (tests, several identities).
-import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises'
+import { randomBytes } from 'node:crypto'
+import { chmod, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { homedir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { CliError } from './errors.ts'
@@ -30,17 +31,36 @@ export async function readConfig(path: string): Promise<CliConfig> {
   }
   try {
     const parsed = JSON.parse(text) as Partial<CliConfig>
-    return { current: typeof parsed.current === 'string' ? parsed.current : null, servers: parsed.servers && typeof parsed.servers === 'object' ? parsed.servers : {} }
+    const servers: Record<string, ServerEntry> = {}
+    // An entry without a token (edited by hand) is as good as absent.
+    if (parsed.servers && typeof parsed.servers === 'object') {
+      for (const [server, entry] of Object.entries(parsed.servers)) if (entry && typeof entry.token === 'string' && entry.token) servers[server] = entry
+    }
+    return { current: typeof parsed.current === 'string' ? parsed.current : null, servers }
   } catch {
     throw new CliError(`${path} is not valid JSON: fix or remove it, then log in again`)
   }
 }
 
+/** Reads, changes and writes the config whole (the change answers what the command reports). */
+export async function updateConfig<T>(path: string, change: (config: CliConfig) => T): Promise<T> {
+  const config = await readConfig(path)
+  const result = change(config)
+  await writeConfig(path, config)
+  return result
+}
+
 /** Written whole (temporary file, then rename), never world-readable, not even for a moment. */
 export async function writeConfig(path: string, config: CliConfig): Promise<void> {
-  await mkdir(dirname(path), { recursive: true, mode: 0o700 })
-  const tmp = `${path}.${process.pid}.tmp`
-  await writeFile(tmp, JSON.stringify(config, null, 2) + '\n', { mode: 0o600 })
-  await chmod(tmp, 0o600)
-  await rename(tmp, path)
+  // A name of its own per write: two cwo at once (or two commands of one test process) never share it.
+  const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`
+  try {
+    await mkdir(dirname(path), { recursive: true, mode: 0o700 })
+    await writeFile(tmp, JSON.stringify(config, null, 2) + '\n', { mode: 0o600, flag: 'wx' })
+    await chmod(tmp, 0o600) // the mode is masked by the umask at creation; this makes it exact
+    await rename(tmp, path)
+  } catch (err) {
+    await rm(tmp, { force: true })
+    throw new CliError(`cannot write ${path}: ${(err as NodeJS.ErrnoException).code ?? 'unwritable'}`)
+  }
 }
