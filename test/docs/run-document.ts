@@ -1,0 +1,142 @@
+// Runs a document's shell blocks the way a reader would, one after the other in one shell, against a
+// service and a simulated cluster of its own: a fresh database, a fresh simulator, HOME and the working
+// directory fresh temporary directories, `cwo` on PATH, and http://localhost:3000 (what the docs say)
+// replaced by the service's real address. A failure names the document, the block and the line.
+import { spawn } from 'node:child_process'
+import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join, relative } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { startTestApp } from '../helpers/app.ts'
+import { startTestCluster } from '../helpers/kube.ts'
+import { fencedBlocks, kindOf, type FencedBlock } from './markdown.ts'
+
+type Teardown = { teardown(fn: () => unknown): void }
+
+export const REPO = fileURLToPath(new URL('../../', import.meta.url))
+const CLI_BIN = join(REPO, 'src/cli/bin.ts')
+// Resolved here, not by node in the reader's empty working directory, where `--import tsx` finds nothing.
+const TSX = import.meta.resolve('tsx')
+
+export interface ScriptLine { text: string; line?: number; block?: number }
+
+/** The runnable blocks in order, each preceded by a marker naming the block's line in the document. */
+export function buildScript(blocks: FencedBlock[], address: string): { script: string; origin: ScriptLine[] } {
+  const origin: ScriptLine[] = [
+    { text: 'set -euo pipefail' },
+    // The failing command's script line, for the report (set -e then ends the script).
+    { text: 'trap \'printf "%s\\n" "$LINENO" > "$__DOCS_DIR/err-line"\' ERR' },
+  ]
+  for (const b of blocks.filter((x) => kindOf(x) === 'run')) {
+    origin.push({ text: `printf '%s\\n' ${b.line} > "$__DOCS_DIR/block"`, block: b.line })
+    b.body.forEach((text, k) => origin.push({ text: text.replaceAll('http://localhost:3000', address), line: b.line + 1 + k, block: b.line }))
+  }
+  return { script: origin.map((l) => l.text).join('\n') + '\n', origin }
+}
+
+export interface DocumentRun {
+  /** Runnable blocks found. */
+  blocks: number
+  ok: boolean
+  exitCode: number | null
+  timedOut: boolean
+  /** The document line of the block that failed, and of the command when bash could tell. */
+  failedBlock?: number
+  failedLine?: number
+  stdout: string
+  stderr: string
+  ms: number
+  /** One readable paragraph for the test's failure message. */
+  report: string
+}
+
+export interface RunOptions {
+  /** Kills the script (and what it started) after this long. */
+  timeoutMs?: number
+  /** The name the report uses (defaults to the path relative to the repository). */
+  name?: string
+}
+
+export async function runDocument(t: Teardown, path: string, options: RunOptions = {}): Promise<DocumentRun> {
+  const name = options.name ?? relative(REPO, path)
+  const blocks = fencedBlocks(await readFile(path, 'utf8'))
+  const runnable = blocks.filter((b) => kindOf(b) === 'run').length
+  if (runnable === 0) return { blocks: 0, ok: true, exitCode: 0, timedOut: false, stdout: '', stderr: '', ms: 0, report: `${name}: no runnable blocks` }
+
+  const started = Date.now()
+  const [{ app }, sim] = await Promise.all([startTestApp(t), startTestCluster(t)])
+  const address = await app.listen({ port: 0, host: '127.0.0.1' })
+
+  const root = await mkdtemp(join(tmpdir(), 'cwo-docs-'))
+  t.teardown(() => rm(root, { recursive: true, force: true }))
+  const home = await mkdtemp(join(root, 'home-'))
+  const cwd = await mkdtemp(join(root, 'cwd-'))
+  const bin = await mkdtemp(join(root, 'bin-'))
+  const marks = await mkdtemp(join(root, 'marks-'))
+  await writeFile(join(bin, 'cwo'), `#!/bin/sh\nexec ${sh(process.execPath)} --import ${sh(TSX)} ${sh(CLI_BIN)} "$@"\n`)
+  await chmod(join(bin, 'cwo'), 0o755)
+  const kubeconfig = join(root, 'kubeconfig-sim.yaml')
+  await writeFile(kubeconfig, sim.kubeconfigYaml(), { mode: 0o600 })
+  const { script, origin } = buildScript(blocks, address)
+  const scriptPath = join(root, 'document.sh')
+  await writeFile(scriptPath, script)
+
+  // A small, fixed environment: nothing of the developer's (CWO_TOKEN, a stored login, KUBECONFIG) leaks in.
+  const env: Record<string, string> = {
+    PATH: `${bin}:${process.env.PATH ?? '/usr/bin:/bin'}`,
+    HOME: home, TMPDIR: tmpdir(), LANG: 'C.UTF-8', NO_COLOR: '1', TERM: 'dumb',
+    KUBECONFIG_SIM: kubeconfig, __DOCS_DIR: marks,
+  }
+  const result = await runBash(scriptPath, cwd, env, options.timeoutMs ?? 45_000)
+  const ms = Date.now() - started
+
+  const failedBlock = await readNumber(join(marks, 'block'))
+  const errLine = await readNumber(join(marks, 'err-line'))
+  const failedLine = errLine !== undefined ? origin[errLine - 1]?.line : undefined
+  const ok = result.exitCode === 0 && !result.timedOut
+  const where = failedLine !== undefined ? `${name}:${failedLine} (block at line ${failedBlock})` : `${name}, block at line ${failedBlock ?? '?'}`
+  const report = ok
+    ? `${name}: ${runnable} blocks ran in ${ms} ms`
+    : [
+        `${where}: ${result.timedOut ? `still running after ${options.timeoutMs ?? 45_000} ms, killed` : `exit code ${result.exitCode}`}`,
+        origin[(errLine ?? 0) - 1]?.line !== undefined ? `  command: ${origin[errLine! - 1].text.trim()}` : '',
+        '  stderr (last lines):', ...tail(result.stderr, 20).map((l) => `    ${l}`),
+        '  stdout (last lines):', ...tail(result.stdout, 8).map((l) => `    ${l}`),
+      ].filter(Boolean).join('\n')
+  return { blocks: runnable, ok, exitCode: result.exitCode, timedOut: result.timedOut, failedBlock: ok ? undefined : failedBlock, failedLine: ok ? undefined : failedLine, stdout: result.stdout, stderr: result.stderr, ms, report }
+}
+
+function runBash(scriptPath: string, cwd: string, env: Record<string, string>, timeoutMs: number): Promise<{ exitCode: number | null; timedOut: boolean; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    // Its own process group, so a timeout or a block's background job is ended with everything it started.
+    const child = spawn('bash', [scriptPath], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
+    let stdout = ''
+    let stderr = ''
+    let timedOut = false
+    child.stdout.setEncoding('utf8').on('data', (s: string) => { stdout += s })
+    child.stderr.setEncoding('utf8').on('data', (s: string) => { stderr += s })
+    const killGroup = (signal: NodeJS.Signals) => { try { process.kill(-child.pid!, signal) } catch { /* already gone */ } }
+    const timer = setTimeout(() => { timedOut = true; killGroup('SIGKILL') }, timeoutMs)
+    let exitCode: number | null = null
+    child.on('error', (err) => { clearTimeout(timer); reject(err) })
+    // A background job left running would hold the pipes open: the script's end is the end.
+    child.on('exit', (code) => { exitCode = code; clearTimeout(timer); killGroup('SIGKILL') })
+    child.on('close', () => resolve({ exitCode, timedOut, stdout, stderr }))
+  })
+}
+
+async function readNumber(path: string): Promise<number | undefined> {
+  try {
+    const n = Number((await readFile(path, 'utf8')).trim())
+    return Number.isInteger(n) && n > 0 ? n : undefined
+  } catch { return undefined }
+}
+
+function tail(text: string, n: number): string[] {
+  const lines = text.replace(/\n$/, '').split('\n')
+  return text ? lines.slice(-n) : ['(empty)']
+}
+
+function sh(s: string): string {
+  return `'${s.replaceAll("'", "'\\''")}'`
+}
