@@ -47,8 +47,8 @@ export interface CliWorld {
 
 const BIN = fileURLToPath(new URL('../../src/cli/bin.ts', import.meta.url))
 
-export async function startCliWorld(t: Teardown, sim?: KubeSimOptions): Promise<CliWorld> {
-  const app = await startTestApp(t)
+export async function startCliWorld(t: Teardown, sim?: KubeSimOptions, config: Parameters<typeof startTestApp>[1] = {}): Promise<CliWorld> {
+  const app = await startTestApp(t, config)
   const address = await app.app.listen({ port: 0, host: '127.0.0.1' })
   const cluster = await startTestCluster(t, sim)
   const user = await registerUser(app.app)
@@ -74,7 +74,8 @@ export async function startCliWorld(t: Teardown, sim?: KubeSimOptions): Promise<
   }
 
   const cwoProcess = (args: string[], o: CliRunOptions = {}): Promise<CliResult> => new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', BIN, ...args], {
+    // tsx by its resolved URL: the child's working directory (a temporary one) has no node_modules.
+    const child = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), BIN, ...args], {
       cwd: o.cwd ?? dir,
       env: withoutUndefined({ PATH: process.env.PATH, ...env, ...o.env }),
       stdio: ['pipe', 'pipe', 'pipe'],
