@@ -3,7 +3,7 @@
 import { createInterface } from 'node:readline'
 import type { ReadStream } from 'node:tty'
 import { Option, type Command } from 'commander'
-import { apiClient, ok } from '../client.ts'
+import { apiClient, apiError, ok, unreachable } from '../client.ts'
 import { configPath, normalizeServer, readConfig, updateConfig } from '../config.ts'
 import type { CommandContext } from '../context.ts'
 import { CliError, EXIT } from '../errors.ts'
@@ -88,7 +88,9 @@ export function registerAuth(program: Command, ctx: CommandContext): void {
       if (!email) throw new CliError('no email given', EXIT.usage)
       if (!password) throw new CliError('the password is empty', EXIT.usage)
       const client = apiClient(server, null, ctx.io.signal)
-      const answer = await ok(server, client.POST('/v1/api/auth/login', { body: { email, password } }))
+      const { data: answer, error, response } = await client.POST('/v1/api/auth/login', { body: { email, password } }).catch((err) => { throw unreachable(server, err) })
+      // A refused login is the API's message as it is: "log in again" (apiError's hint for a 401) is no help here.
+      if (!answer) throw response.status === 401 ? new CliError(`401: ${error?.error ?? 'refused'}`) : apiError(response.status, error)
       await updateConfig(configPath(ctx.io.env), (config) => {
         config.servers[server] = { token: answer.token, email: answer.user.email, saved_at: new Date().toISOString() }
         config.current = server
