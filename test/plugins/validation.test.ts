@@ -78,10 +78,10 @@ t.test('numeric-looking select options stay strings and a matching string defaul
   t.equal(res.json().config_fields[1].default, '2')
 })
 
-t.test('the complete example definition in the README registers as documented', async (t) => {
-  const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8')
-  const example = /<<'JSON'\n([\s\S]*?)\nJSON\n/.exec(readme.slice(readme.indexOf('## Plugins')))
-  if (!t.ok(example, 'the Plugins section has an example definition')) return
+t.test('the complete example definition in docs/plugins.md registers as documented', async (t) => {
+  const guide = await readFile(new URL('../../docs/plugins.md', import.meta.url), 'utf8')
+  const example = /<<'JSON'[^\n]*\n([\s\S]*?)\nJSON\n/.exec(guide)
+  if (!t.ok(example, 'the plugins guide has an example definition')) return
   const res = await register(JSON.parse(example![1]))
   t.equal(res.statusCode, 201, res.body)
   t.match(res.json(), { name: 'redis-failover', version: '1.0.0', enabled: false, builtin: false })
