@@ -1,5 +1,5 @@
 // What ships: `npm run build` output runs without tsx (the server and the rotate-keys script), and the
-// deployment files say what the README promises. There is no Docker engine on the build machines, so the
+// deployment files say what docs/development.md promises. There is no Docker engine on the build machines, so the
 // Dockerfile and docker-compose.yml are checked as files, not run.
 import t from 'tap'
 import { spawn } from 'node:child_process'

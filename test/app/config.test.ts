@@ -1,7 +1,7 @@
 import t from 'tap'
 import { readFileSync } from 'node:fs'
 import { loadConfig, ConfigError, ConfigSchema } from '../../src/config.ts'
-import { renderEnvExample, renderReadmeTable, replaceReadmeTable } from '../../src/config-docs.ts'
+import { renderEnvExample, renderConfigTable, replaceConfigTable } from '../../src/config-docs.ts'
 
 t.test('defaults serve on port 3000 with the embedded database on disk', async (t) => {
   const c = loadConfig({})
@@ -47,8 +47,8 @@ t.test('.env.example lists every variable with its default', async (t) => {
   t.equal(committed, renderEnvExample(), '.env.example is current (run: node --import tsx scripts/env-example.ts)')
 })
 
-t.test('the README configuration table is current', async (t) => {
-  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8')
-  t.equal(readme, replaceReadmeTable(readme, renderReadmeTable()), 'README table is stale (run: node --import tsx scripts/env-example.ts)')
-  for (const name of Object.keys(ConfigSchema.properties)) t.match(readme, new RegExp('\\| `' + name + '` \\|'), name)
+t.test('the configuration table of docs/configuration.md is current', async (t) => {
+  const guide = readFileSync(new URL('../../docs/configuration.md', import.meta.url), 'utf8')
+  t.equal(guide, replaceConfigTable(guide, renderConfigTable()), 'the table is stale (run: node --import tsx scripts/env-example.ts)')
+  for (const name of Object.keys(ConfigSchema.properties)) t.match(guide, new RegExp('\\| `' + name + '` \\|'), name)
 })
