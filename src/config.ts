@@ -35,7 +35,7 @@ export const ConfigSchema = Type.Object({
   ENCRYPTION_KEY: Type.Optional(Type.String({ minLength: 40, description: '32 random bytes, base64: seals cluster and registry credentials; required in production (development generates one in DATA_DIR/encryption-key)' })),
   ENCRYPTION_KEYS_OLD: Type.Optional(Type.String({ description: 'comma-separated earlier ENCRYPTION_KEYs that still open old values (see npm run rotate-keys)' })),
   ALLOW_INSECURE_CLUSTERS: Bool(false, 'allow plain http cluster servers, registries, OIDC issuers, Git repositories to import and notification webhooks'),
-  OUTBOUND_ALLOW_CIDRS: Type.Optional(Type.String({ description: 'comma-separated CIDRs: when set, cluster servers, OIDC issuers, registries, Git imports and notification webhooks must resolve inside them; in production, loopback is refused unless listed here (README "Security")' })),
+  OUTBOUND_ALLOW_CIDRS: Type.Optional(Type.String({ description: 'comma-separated CIDRs: when set, cluster servers, OIDC issuers, registries, Git imports and notification webhooks must resolve inside them; in production, loopback is refused unless listed here (docs/clusters-and-security.md)' })),
   CLUSTER_HEALTH_CRON: Type.String({ default: '* * * * *', minLength: 9, maxLength: 100, description: 'cron schedule of the cluster health check (every 60 s)' }),
   CLUSTER_TIMEOUT_MS: Type.Integer({ default: 10_000, minimum: 100, maximum: 120_000, description: 'per-cluster timeout of a health check or connection test' }),
   CLUSTER_HEALTH_CONCURRENCY: Type.Integer({ default: 8, minimum: 1, maximum: 100, description: 'clusters checked at once' }),
@@ -53,29 +53,29 @@ export const ConfigSchema = Type.Object({
   LOG_LINE_MAX_BYTES: Type.Integer({ default: 16_384, minimum: 256, maximum: 1_048_576, description: 'longest pod log line streamed; longer lines are cut and marked' }),
   SSE_HEARTBEAT_MS: Type.Integer({ default: 15_000, minimum: 10, maximum: 600_000, description: 'period of the `: ping` comment on open SSE streams (keeps proxies from cutting idle ones)' }),
   SSE_BUFFER_SIZE: Type.Integer({ default: 256, minimum: 1, maximum: 100_000, description: 'events buffered per SSE subscriber; when full, events are dropped for that subscriber and a warning logged' }),
-  // Several replicas (API.md §11, README "Running several replicas").
+  // Several replicas (API.md §11, docs/replicas.md).
   REPLICA_MODE: Type.Union([Type.Literal('auto'), Type.Literal('single'), Type.Literal('shared')], {
     default: 'auto', description: 'single: this process is the only replica (events, watches and schedules stay in memory, as with the embedded database); shared: replicas share events, cluster watches and scheduled work through MongoDB; auto: shared when MONGODB_URI is set',
   }),
   EVENT_POLL_MS: Type.Integer({ default: 100, minimum: 5, maximum: 60_000, description: 'shared mode: how often each replica reads new events from the events collection' }),
   EVENT_RETENTION_S: Type.Integer({ default: 3600, minimum: 60, maximum: 7 * 86_400, description: 'shared mode: how long events are kept for clients resuming with Last-Event-ID on any replica' }),
   LEASE_TTL_MS: Type.Integer({ default: 15_000, minimum: 300, maximum: 600_000, description: 'shared mode: a replica that stops renewing its cluster leases for this long loses them to another (renewed every third of it)' }),
-  // The audit log (README "Audit log").
+  // The audit log (docs/lifecycle.md).
   AUDIT_RETENTION_DAYS: Type.Integer({ default: 90, minimum: 1, maximum: 3650, description: 'how long audit log entries are kept (a TTL index on their time; a changed value replaces the index at start-up)' }),
   SSE_REPLAY_SIZE: Type.Integer({ default: 256, minimum: 0, maximum: 100_000, description: 'events kept per stream key for clients reconnecting with Last-Event-ID (0 = no replay)' }),
-  // Per-user limits on long-lived connections (README "Limits"): over one → 429 naming the setting.
+  // Per-user limits on long-lived connections (docs/clusters-and-security.md, "Limits"): over one → 429 naming the setting.
   MAX_STREAMS_PER_USER: Type.Integer({ default: 50, minimum: 1, maximum: 100_000, description: 'SSE streams (workflow, resource, pod logs, build, import) one user may hold open at once; one more is refused with 429' }),
   MAX_TERMINALS_PER_USER: Type.Integer({ default: 5, minimum: 1, maximum: 10_000, description: 'terminal WebSocket sessions one user may hold open at once; one more is closed at once with an error message naming this limit' }),
   MAX_LOG_FOLLOWS_PER_USER: Type.Integer({ default: 20, minimum: 1, maximum: 10_000, description: 'followed pod log streams (follow=true, each holding a connection to a cluster) one user may hold open at once; one more is refused with 429' }),
   STATS_REFRESH_CRON: Type.String({ default: '*/10 * * * *', minLength: 9, maxLength: 100, description: 'cron schedule of the dashboard statistics repair' }),
   PUBLIC_URL: Type.String({ default: 'http://localhost:3000', pattern: '^https?://', description: 'address clients reach this service at' }),
-  // Sign-in (README "Sign-in").
+  // Sign-in (docs/auth.md).
   JWT_SECRET: Type.Optional(Type.String({ minLength: 32, description: 'HS256 signing key, at least 32 characters; required in production (development generates one in DATA_DIR/jwt-secret)' })),
   JWT_ISSUER: Type.String({ default: 'cluster-workflow-orchestrator', minLength: 1, description: 'iss claim of the tokens this service issues and accepts' }),
   JWT_AUDIENCE: Type.String({ default: 'cluster-workflow-orchestrator-api', minLength: 1, description: 'aud claim of the tokens this service issues and accepts' }),
   OPEN_SIGNUP: Bool(false, 'let anyone register without an invite code (the first user never needs one)'),
   FRONTEND_URL: Type.String({ default: 'http://localhost:5173', pattern: '^https?://', description: 'web client that OAuth sign-in returns to (/auth/callback, /login)' }),
-  OAUTH_PROVIDERS: Type.Optional(Type.String({ minLength: 2, description: 'JSON array of OAuth2/OIDC sign-in providers (README "Sign-in"); unset = password sign-in only' })),
+  OAUTH_PROVIDERS: Type.Optional(Type.String({ minLength: 2, description: 'JSON array of OAuth2/OIDC sign-in providers (docs/auth.md); unset = password sign-in only' })),
   AUTH_RATE_LIMIT_PER_IP: Type.Integer({ default: 30, minimum: 1, description: 'requests per window per client address on each sign-in route (login, register, refresh, OAuth)' }),
   AUTH_RATE_LIMIT_PER_EMAIL: Type.Integer({ default: 10, minimum: 1, description: 'login and register attempts per window per email address' }),
   AUTH_RATE_LIMIT_WINDOW_MS: Type.Integer({ default: 60_000, minimum: 1000, maximum: 86_400_000, description: 'window of the sign-in rate limits' }),
@@ -83,20 +83,20 @@ export const ConfigSchema = Type.Object({
   // Heavy pure work off the event loop: compose analysis, rendering a large graph.
   WORKER_POOL_SIZE: Type.Integer({ default: 2, minimum: 1, maximum: 64, description: 'worker threads for compose analysis and for rendering large workflows; started on first use, ended when idle' }),
   WORKER_JOB_TIMEOUT_MS: Type.Integer({ default: 20_000, minimum: 50, maximum: 600_000, description: 'longest one analysis or render may take on a worker thread (from when it is queued); past it the thread is stopped and the request fails naming this limit' }),
-  // Import (README "Importing a project").
+  // Import (docs/import.md).
   IMPORT_SESSION_TTL_S: Type.Integer({ default: 3600, minimum: 60, maximum: 604_800, description: 'how long an import session (and its analysis) is kept after it was created' }),
   IMPORT_CONCURRENCY: Type.Integer({ default: 4, minimum: 1, maximum: 100, description: 'imports (clone and analysis) worked on at once by this process; the others wait, pending' }),
   IMPORT_GIT_MAX_BYTES: Type.Integer({ default: 52_428_800, minimum: 1024, maximum: 1_073_741_824, description: 'most bytes a Git import may receive from the Git host (the shallow clone\'s pack)' }),
   IMPORT_GIT_MAX_FILES: Type.Integer({ default: 5000, minimum: 1, maximum: 1_000_000, description: 'most files the commit a Git import fetches may hold' }),
   IMPORT_GIT_MAX_FILE_BYTES: Type.Integer({ default: 1_048_576, minimum: 1024, maximum: 104_857_600, description: 'largest single file a Git import reads (compose files, .env files, Dockerfiles and the files a compose file names); larger ones are skipped, with a line in the import\'s log' }),
   IMPORT_GIT_TIMEOUT_MS: Type.Integer({ default: 60_000, minimum: 100, maximum: 600_000, description: 'longest time a Git import may spend fetching; the transfer is aborted after it' }),
-  // Notification channels: per-user webhooks (README "Notification channels").
+  // Notification channels: per-user webhooks (docs/lifecycle.md).
   WEBHOOK_TIMEOUT_MS: Type.Integer({ default: 10_000, minimum: 100, maximum: 120_000, description: 'longest one webhook delivery attempt may take, redirects included; a slower receiver counts as a failed try (retried)' }),
   WEBHOOK_RETRY_BASE_MS: Type.Integer({ default: 30_000, minimum: 1, maximum: 3_600_000, description: 'delay before a webhook delivery\'s second try; the third waits twice as long (3 tries in all)' }),
   WEBHOOK_POLL_MS: Type.Integer({ default: 5000, minimum: 10, maximum: 600_000, description: 'how often each replica looks for webhook deliveries due that it did not queue itself (another replica\'s, or one a stopped replica left)' }),
   WEBHOOK_DELIVERY_RETENTION_DAYS: Type.Integer({ default: 14, minimum: 1, maximum: 365, description: 'how long a webhook delivery record (with its attempts) is kept' }),
   WEBHOOK_CHANNELS_PER_USER: Type.Integer({ default: 20, minimum: 1, maximum: 1000, description: 'most notification channels one user may have' }),
-  // Image builds (README "Building images").
+  // Image builds (docs/builds.md).
   BUILD_GIT_IMAGE: Type.String({ default: 'alpine/git:2.47.2', minLength: 1, maxLength: 512, description: 'image of the build Job\'s clone containers (its entrypoint must be `git`)' }),
   BUILD_BUILDER_IMAGE: Type.String({ default: 'moby/buildkit:v0.18.2-rootless', minLength: 1, maxLength: 512, description: 'image of the build Job\'s builder (BuildKit rootless, run as buildctl-daemonless.sh)' }),
   BUILD_TIMEOUT_MS: Type.Integer({ default: 1_800_000, minimum: 1000, maximum: 86_400_000, description: 'longest a build may run (the Job\'s activeDeadlineSeconds); it then fails' }),
