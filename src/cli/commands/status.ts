@@ -1,5 +1,90 @@
-// Placeholder so the command tree compiles while this group is written (issue 27); replaced by the real one.
+// cwo status WORKFLOW [-w]: each node's live status; -w follows the workflow's event stream until the next
+// run ends (exit 0 completed, 3 failed) or Ctrl-C (130).
 import type { Command } from 'commander'
+import YAML from 'yaml'
+import type { components } from '../api/openapi.ts'
+import { ok } from '../client.ts'
 import type { CommandContext } from '../context.ts'
+import { CliError, EXIT } from '../errors.ts'
+import { table } from '../output.ts'
+import { readRun } from '../runs/wait.ts'
+import { followStream, type StreamEvent } from '../sse.ts'
+import { resolveWorkflowId } from '../workflow-ref.ts'
 
-export function registerStatus(_program: Command, _ctx: CommandContext): void {}
+type Workflow = components['schemas']['Workflow']
+type CanvasNode = components['schemas']['CanvasNode']
+interface LiveStatus { state?: string; message?: string; ready?: string; action?: string; live_state?: string }
+
+const liveStatus = (n: CanvasNode): LiveStatus => {
+  const s = (n.data as { _status?: unknown } | undefined)?._status
+  return s && typeof s === 'object' ? s as LiveStatus : {}
+}
+
+/** One row per node: what it is, and what the cluster says of it now (empty before any run). */
+export function statusTable(wf: Workflow): string {
+  return table(wf.nodes ?? [], [
+    { header: 'node', value: (n) => n.id },
+    { header: 'type', value: (n) => n.type },
+    { header: 'name', value: (n) => (n.data as { name?: unknown } | undefined)?.name },
+    { header: 'state', value: (n) => { const s = liveStatus(n); return s.state === 'drifted' && s.live_state ? `drifted (${s.live_state})` : s.state } },
+    { header: 'ready', value: (n) => liveStatus(n).ready },
+    { header: 'message', value: (n) => liveStatus(n).message },
+  ])
+}
+
+/** The line a follower prints for an event, or null for one it does not show. */
+function eventLine(e: StreamEvent): string | null {
+  const d = e.data as Record<string, any> // eslint-disable-line @typescript-eslint/no-explicit-any
+  if (!d || typeof d !== 'object') return null
+  switch (e.type) {
+    case 'node_update': {
+      const s = (d.status ?? {}) as LiveStatus
+      return `${d.node_id} ${d.kind}: ${s.state}${s.ready ? ` ${s.ready}` : ''}${s.action ? ` (${s.action})` : ''}${s.message ? `, ${s.message}` : ''}`
+    }
+    case 'status_change':
+      return `${d.node_id} ${d.kind}/${d.name}${d.namespace ? ` (${d.namespace})` : ''}: ${d.old_status} -> ${d.new_status}${d.message ? `, ${d.message}` : ''}`
+    case 'error': return `error: ${d.error}`
+    case 'complete': return `run ${d.run_id} ${d.status}`
+    default: return null
+  }
+}
+
+export function registerStatus(program: Command, ctx: CommandContext): void {
+  program.command('status')
+    .description('each node\'s live status: state, ready replicas, message')
+    .argument('<workflow>', 'id or name')
+    .option('-w, --watch', 'then follow it: one line per node update or status change (JSON lines with -o json) until the next run ends; exit 0 when it completed, 3 when it failed, 130 on Ctrl-C')
+    .action(async (ref: string, o: { watch?: boolean }) => {
+      const s = await ctx.session()
+      const id = await resolveWorkflowId(s, ref)
+      if (!o.watch) {
+        const wf = await ok(s.server, s.client.GET('/v1/api/workflows/{id}', { params: { path: { id } } }))
+        ctx.print(wf, () => statusTable(wf))
+        return
+      }
+      const out = (text: string) => ctx.io.stdout.write(text.endsWith('\n') ? text : text + '\n')
+      // JSON lines, or a YAML document per event; a table's line otherwise.
+      const emit = (e: StreamEvent, text: () => string) => out(ctx.format === 'json' ? JSON.stringify({ event: e.type, data: e.data })
+        : ctx.format === 'yaml' ? `---\n${YAML.stringify({ event: e.type, data: e.data })}` : text())
+      let opened = false
+      for await (const e of followStream(s, `/v1/api/workflows/${encodeURIComponent(id)}/status/stream`, { signal: ctx.io.signal })) {
+        // Every (re)connection starts with `metadata`: the first is the snapshot; the later ones repeat it.
+        if (e.type === 'metadata') {
+          if (!opened) emit(e, () => statusTable(e.data as Workflow))
+          opened = true
+          continue
+        }
+        const line = eventLine(e)
+        if (line === null) continue
+        emit(e, () => line)
+        if (e.type !== 'complete') continue
+        const { run_id: runId, status } = e.data as { run_id: string; status: string }
+        // A dry run (someone's `cwo diff`) changes nothing: the run this follows is a real one.
+        const run = await readRun(s, id, runId)
+        if (run.dry_run) continue
+        if (status === 'completed') return
+        throw new CliError(`run ${runId} ${status}${run.error ? `: ${run.error}` : ''}`, EXIT.failed)
+      }
+      throw new CliError('the server ended the stream')
+    })
+}
