@@ -3,6 +3,8 @@
 // registry holds; 3 when it fails or is cancelled); a compose file and a git repository imported into a
 // workflow, their progress and summary, and an analysis that fails (exit 3).
 import t from 'tap'
+import { mkdir, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
 import { raw } from '../kube-sim/test-helpers.ts'
 import { registerUser } from '../helpers/auth.ts'
 import { startGitServer } from '../helpers/git-server.ts'
@@ -76,4 +78,85 @@ t.test('build refusals: an unknown registry, an unknown build, a bad --build-arg
   t.equal((await w.cwo(['build', 'get', '0123456789abcdef01234567'])).code, 1)
   t.equal((await w.cwo(start('a/b', '--build-arg', 'nokey'))).code, 2)
   t.equal((await w.cwo(['build', 'start', repo.url, '--image', 'a/b'])).code, 2, '--registry is required')
+})
+
+const WEB_AND_DB = `services:
+  web:
+    image: nginx:\${WEB_TAG}
+    ports:
+      - "8080:80"
+    depends_on:
+      - db
+  db:
+    image: postgres:16
+    volumes:
+      - dbdata:/var/lib/postgresql/data
+  debug:
+    image: busybox:1.36
+    profiles: [debug]
+volumes:
+  dbdata: {}
+`
+await mkdir(join(w.dir, 'shop'))
+await writeFile(join(w.dir, 'shop', 'compose.yaml'), WEB_AND_DB)
+await writeFile(join(w.dir, 'shop', '.env'), 'WEB_TAG=1.27\n')
+
+async function workflow(id: string) {
+  return (await w.app.app.inject({ url: `/v1/api/workflows/${id}`, headers: w.user.headers })).json()
+}
+
+t.test('import compose: progress on stderr, the services and the new workflow on stdout, exit 0', async (t) => {
+  const r = await w.cwo(['import', 'compose', 'shop/compose.yaml', '--env-file', 'shop/.env'])
+  t.equal(r.code, 0, r.stderr)
+  t.match(r.stderr, /^import \w+ started\n/)
+  t.match(r.stderr, /analyzing the compose file/, 'the session\'s log')
+  t.match(r.stdout, /^SERVICE\s+KIND\s+IMAGE\s+REPLICAS\s+NODES\ndb\s+statefulset\s+postgres:16\s+1\s+\d+\nweb\s+deployment\s+nginx:1\.27\s+1\s+\d+\n/, 'dependencies first; ${WEB_TAG} from --env-file; the debug profile left out')
+  const id = /workflow "shop" created: (\w+)/.exec(r.stdout)?.[1]
+  t.ok(id, 'named after the folder of compose.yaml')
+  const wf = await workflow(id!)
+  t.equal(wf.name, 'shop')
+  t.ok(wf.nodes.some((n: { data: { image?: string } }) => n.data.image === 'nginx:1.27'), 'the graph is the analysis\'s')
+})
+
+t.test('import compose -o json --analyze-only: the session whole, no workflow; --profiles; --into merges', async (t) => {
+  const before = (await w.cwo(['workflows', 'list', '-o', 'json'])).stdout
+  const r = await w.cwo(['import', 'compose', 'shop/compose.yaml', '--env', 'WEB_TAG=1.26', '--profiles', 'debug', '--analyze-only', '-o', 'json'])
+  t.equal(r.code, 0, r.stderr)
+  const out = JSON.parse(r.stdout)
+  t.equal(out.workflow, null)
+  t.match(out.import, { status: 'completed', source: 'compose' })
+  t.same(out.import.analysis.services.map((s: { name: string }) => s.name).sort(), ['db', 'debug', 'web'])
+  t.equal(out.import.analysis.services.find((s: { name: string }) => s.name === 'web').image, 'nginx:1.26')
+  t.equal((await w.cwo(['workflows', 'list', '-o', 'json'])).stdout, before, 'no workflow created or changed')
+
+  const into = await w.cwo(['import', 'compose', 'shop/compose.yaml', '--env', 'WEB_TAG=1.25', '--into', 'shop', '-o', 'json'])
+  t.equal(into.code, 0, into.stderr)
+  const merged = JSON.parse(into.stdout).workflow
+  t.equal(merged.name, 'shop')
+  t.ok(merged.nodes.some((n: { data: { image?: string } }) => n.data.image === 'nginx:1.25') && merged.nodes.some((n: { data: { image?: string } }) => n.data.image === 'nginx:1.27'), 'beside the nodes it had')
+})
+
+t.test('an analysis that fails exits 3 with its error; a missing file or a bad flag is a usage error', async (t) => {
+  await writeFile(join(w.dir, 'broken.yaml'), 'services:\n  web:\n    image: [1, 2]\n')
+  const r = await w.cwo(['import', 'compose', 'broken.yaml'])
+  t.equal(r.code, 3, r.stderr)
+  t.match(r.stderr, /cwo: import failed: .*image/)
+  t.equal(r.stdout, '')
+  t.equal((await w.cwo(['import', 'compose', 'nope.yaml'])).code, 2)
+  t.equal((await w.cwo(['import', 'compose', 'shop/compose.yaml', '--env', 'novalue'])).code, 2)
+  t.equal((await w.cwo(['import', 'compose', 'shop/compose.yaml', '--replace'])).code, 2)
+})
+
+t.test('import git: a compose file in a folder of a repository; a missing branch exits 3', async (t) => {
+  const shop = await git.addRepo('webshop', { 'deploy/compose.yaml': WEB_AND_DB.replace('${WEB_TAG}', '1.27'), 'README.md': '# shop\n' })
+  const r = await w.cwo(['import', 'git', shop.url, '--path', 'deploy', '--branch', 'main'])
+  t.equal(r.code, 0, r.stderr)
+  t.match(r.stderr, /-- cloning \d+%/)
+  t.match(r.stdout, /\nweb\s+deployment\s+nginx:1\.27/)
+  const id = /workflow "webshop" created: (\w+)/.exec(r.stdout)?.[1]
+  t.ok(id, 'named after the repository')
+  t.ok((await workflow(id!)).nodes.length >= 2)
+  const missing = await w.cwo(['import', 'git', shop.url, '--branch', 'release-9'])
+  t.equal(missing.code, 3)
+  t.match(missing.stderr, /cwo: import failed: branch 'release-9' not found/)
 })
