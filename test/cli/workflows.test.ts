@@ -1,10 +1,13 @@
 // cwo workflows against the live service: list/get/create, apply -f (created, configured, unchanged, a bad
 // file refused naming its field with nothing written), export → apply → export byte for byte (live status
 // left out, kept in the service), delete, and WORKFLOW names (missing, ambiguous).
+import assert from 'node:assert/strict'
 import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
+import fc from 'fast-check'
 import t from 'tap'
 import YAML from 'yaml'
+import { parseWorkflowFile, stringifyWorkflowFile, toWorkflowFile } from '../../src/cli/workflow-file.ts'
 import { waitFor } from '../kube-sim/test-helpers.ts'
 import { startCliWorld } from './harness.ts'
 
@@ -36,6 +39,27 @@ nodes:
 edges:
   - { id: e1, source: cm, target: web }
 ${extra}`
+
+t.test('any graph the API can answer is written and read back the same, byte for byte (fixed seed)', async (t) => {
+  // What the API answers is JSON: values as JSON gives them back (no -0, no undefined).
+  const json = fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.parse(JSON.stringify(v)) as unknown)
+  const text = fc.string({ unit: 'grapheme', maxLength: 12 })
+  const graph = fc.uniqueArray(fc.record({
+    id: text.filter((s) => s.length > 0), type: fc.constantFrom('deployment', 'service', 'configmap'),
+    position: fc.record({ x: fc.integer(), y: fc.double({ noNaN: true, noDefaultInfinity: true }).map((d) => (Object.is(d, -0) ? 0 : d)) }),
+    data: fc.dictionary(text, json, { maxKeys: 4 }),
+  }), { selector: (n) => n.id, maxLength: 5 }).map((nodes) => JSON.parse(JSON.stringify(nodes)) as typeof nodes)
+  fc.assert(fc.property(graph, text, fc.option(text.filter((s) => s.length > 0)), (nodes, description, cluster) => {
+    const edges = nodes.slice(1).map((n, i) => ({ id: `e${i}`, source: nodes[0].id, target: n.id }))
+    const live = nodes.map((n) => ({ ...n, data: { ...n.data, _status: { state: 'running' } } }))
+    const file = toWorkflowFile({ name: 'w', description, nodes: live, edges }, cluster)
+    const written = stringifyWorkflowFile(file)
+    const read = parseWorkflowFile(written, 'f')
+    assert.deepStrictEqual(read, { ...file, nodes }, 'read back as written, without the live status')
+    assert.equal(stringifyWorkflowFile(read), written, 'and written again the same bytes')
+  }), { seed: 27, numRuns: 150 })
+  t.pass('150 graphs')
+})
 
 t.test('apply -f creates, then unchanged (no new version), then configured with a new version', async (t) => {
   const path = join(w.dir, 'web.yaml')
@@ -73,6 +97,15 @@ t.test('apply -f creates, then unchanged (no new version), then configured with 
   t.equal(last.description, 'the front')
   t.equal(last.current_version, 2, 'a description change is no new version of the graph')
   t.equal((await byName('web')).length, 1, 'one workflow of that name throughout')
+
+  // A graph the API refuses, with a new description: neither is applied.
+  const refused = await w.cwo(['workflows', 'apply', '-f', '-'], { stdin: fileText('web').replace('type: deployment', 'type: no-such-type').replace('the web tier', 'other') })
+  t.equal(refused.code, 1)
+  t.match(refused.stderr, /^cwo: 400: /)
+  const kept = await api('GET', `/v1/api/workflows/${created.id}`)
+  t.equal(kept.description, 'the front', 'the description put back')
+  t.same(kept.nodes, last.nodes, 'the graph as it was')
+  t.equal(kept.current_version, 2)
 })
 
 t.test('a malformed file is refused naming the field, and nothing is created', async (t) => {

@@ -79,8 +79,14 @@ export async function applyWorkflowFile(s: Session, file: WorkflowFile): Promise
   if (!graphChanged && !fieldsChanged) return { result: 'unchanged', workflow: current }
   if (fieldsChanged) await ok(s.server, s.client.PUT('/v1/api/workflows/{id}', { ...path, body: { description: file.description, cluster_id: cluster } }))
   if (graphChanged) {
-    // The live status the watchers wrote stays: it describes what is deployed until the next run changes it.
-    await ok(s.server, s.client.POST('/v1/api/workflows/{id}/save', { ...path, body: { nodes: withLiveKeysOf(file.nodes, current.nodes), edges: file.edges } }))
+    try {
+      // The live status the watchers wrote stays: it describes what is deployed until the next run changes it.
+      await ok(s.server, s.client.POST('/v1/api/workflows/{id}/save', { ...path, body: { nodes: withLiveKeysOf(file.nodes, current.nodes), edges: file.edges } }))
+    } catch (err) {
+      // A graph the API refuses: the description and cluster go back to what they were, so nothing of the file is applied.
+      if (fieldsChanged) await s.client.PUT('/v1/api/workflows/{id}', { ...path, body: { description: current.description, cluster_id: current.cluster_id } }).catch(() => undefined)
+      throw err
+    }
     await ok(s.server, s.client.POST('/v1/api/workflows/{id}/versions', { ...path, body: { description: 'applied by cwo' } }))
   }
   return { result: 'configured', workflow: await ok(s.server, s.client.GET('/v1/api/workflows/{id}', path)) }
