@@ -27,6 +27,7 @@ export function registerRun(program: Command, ctx: CommandContext): void {
           ...(o.force && { force: true }), ...(!o.prune && { prune: false }),
         },
       }))
-      await settleRun(ctx, s, ref, started, { wait: o.wait === true, deadline })
+      // A preview is only worth its diff: a dry run is always waited for.
+      await settleRun(ctx, s, ref, started, { wait: o.wait === true || o.dryRun === true, deadline })
     })
 }
