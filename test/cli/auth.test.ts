@@ -1,7 +1,7 @@
 // cwo login | logout | context | whoami against the live service: the token stored per server in a file only
 // its user reads (0600 in a 0700 directory) and never printed, commands working from it without CWO_TOKEN,
 // the API's refusal of a wrong password, a password never taken from a flag, switching between servers.
-import { readFile, stat } from 'node:fs/promises'
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import t from 'tap'
 import YAML from 'yaml'
@@ -120,6 +120,19 @@ t.test('context lists the servers (never tokens), switches to one logged in to, 
   t.equal((await w.cwo(['logout', '-s', serverB], { env })).stderr, `logged out of ${serverB}\n`)
   t.equal((await w.cwo(['logout', '-s', serverB], { env })).stderr, `not logged in to ${serverB}\n`, 'twice: says so, exit 0')
   t.equal((await w.cwo(['context', '-o', 'json'], { env })).stdout, JSON.stringify({ current: serverA, servers: [] }, null, 2) + '\n')
+  t.match((await w.cwo(['context'], { env })).stderr, 'not logged in to any server: cwo login --server URL')
+})
+
+t.test('a config file that is not JSON: one line saying what to do; a server and CWO_TOKEN do without it', async (t) => {
+  const env = fresh()
+  await mkdir(dirname(env.CWO_CONFIG), { recursive: true })
+  await writeFile(env.CWO_CONFIG, '{"current": "http://x", servers: nope')
+  const r = await w.cwo(['whoami'], { env })
+  t.equal(r.code, 1)
+  t.equal(r.stderr, `cwo: ${env.CWO_CONFIG} is not valid JSON: fix or remove it, then log in again\n`)
+  const given = await w.cwo(['whoami', '-o', 'json'], { env: { ...env, CWO_SERVER: serverA, CWO_TOKEN: alice.token } })
+  t.equal(given.code, 0, given.stderr)
+  t.equal(JSON.parse(given.stdout).email, alice.email)
 })
 
 t.test('the real binary: login --password-stdin through the process\'s stdin, then whoami from the store', async (t) => {

@@ -73,7 +73,7 @@ export function registerAuth(program: Command, ctx: CommandContext): void {
       try {
         if (o.email) email = o.email
         else {
-          ctx.io.stderr.write('email: ')
+          if (interactive) ctx.io.stderr.write('email: ')
           email = (await lines.next('email')).trim()
         }
         if (o.passwordStdin) password = await lines.next('password')
@@ -138,6 +138,7 @@ export function registerAuth(program: Command, ctx: CommandContext): void {
         { header: 'email', value: (s) => s.email },
         { header: 'logged in', value: (s) => s.saved_at },
       ]))
+      if (!servers.length && ctx.format === 'table') ctx.note('not logged in to any server: cwo login --server URL')
     })
 
   program.command('whoami')

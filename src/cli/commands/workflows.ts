@@ -112,7 +112,8 @@ export function registerWorkflows(program: Command, ctx: CommandContext): void {
         { header: 'last run', value: (w) => w.last_run_at ?? 'never' },
       ]))
       const shown = (page.page - 1) * page.limit + page.workflows.length
-      if (ctx.format === 'table' && shown < page.total) ctx.note(`${page.workflows.length} of ${page.total} shown: --page ${page.page + 1} for more`)
+      if (ctx.format === 'table' && page.total === 0) ctx.note(o.search ? `no workflow matches ${JSON.stringify(o.search)}` : 'no workflows yet: cwo workflows apply -f FILE creates one')
+      else if (ctx.format === 'table' && shown < page.total) ctx.note(`${page.workflows.length} of ${page.total} shown: --page ${page.page + 1} for more`)
     })
 
   workflows.command('get')
