@@ -23,7 +23,8 @@ export function registerExec(program: Command, ctx: CommandContext): void {
     .option('--pod <name>', 'one of the workload\'s pods (default: a ready one, newest first)')
     .option('-i, --stdin', 'send what is piped to stdin to the command, then end-of-input'))
     .addHelpText('after', `
-The command runs in the container's sh, in a terminal: its stderr comes merged into stdout.
+The command runs in the container's sh, in a terminal: its stderr comes merged into stdout. It is not an
+interactive session (keystrokes are not forwarded): -i sends piped input, then end-of-input.
 Exit code: the command's own; 1 when the session was refused or lost; 130 on Ctrl-C.
 Example: cwo exec deployment/web -- cat /etc/hostname`)
     .action(async (ref: string, argv: string[], o: ExecOptions) => {
