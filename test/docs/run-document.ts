@@ -1,7 +1,9 @@
 // Runs a document's shell blocks the way a reader would, one after the other in one shell, against a
 // service and a simulated cluster of its own: a fresh database, a fresh simulator, HOME and the working
 // directory fresh temporary directories, `cwo` on PATH, and http://localhost:3000 (what the docs say, and
-// cwo's default server) replaced by the service's real address. A failure names the document, the block and the line.
+// cwo's default server) replaced by the service's real address. KUBECONFIG_SIM (and GIT_REPO_URL,
+// REGISTRY_URL, REGISTRY_USERNAME, REGISTRY_PASSWORD when the document uses them) as `npm run kube-sim --
+// --vars-file` writes them. A failure names the document, the block and the line.
 import { spawn } from 'node:child_process'
 import { rmSync } from 'node:fs'
 import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
@@ -10,9 +12,19 @@ import { join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { startTestApp } from '../helpers/app.ts'
 import { startTestCluster } from '../helpers/kube.ts'
+import { startGitServer } from '../helpers/git-server.ts'
+import { startTestRegistry } from '../helpers/test-registry.ts'
 import { fencedBlocks, kindOf, type FencedBlock } from './markdown.ts'
 
 type Teardown = { teardown(fn: () => unknown): void }
+
+// What test/kube-sim/cli.ts serves with --git and --registry (the repository `app`, the fixed login), so a
+// guide's commands work the same against `npm run kube-sim` and here.
+const APP_FILES = {
+  Dockerfile: 'FROM nginx:1.27-alpine\nCOPY site /usr/share/nginx/html\n',
+  'site/index.html': '<!doctype html>\n<title>hello</title>\n<h1>Hello from a kube-sim build</h1>\n',
+}
+const REGISTRY_LOGIN = { username: 'builder', password: 'kube-sim' }
 
 export const REPO = fileURLToPath(new URL('../../', import.meta.url))
 const CLI_BIN = join(REPO, 'src/cli/bin.ts')
@@ -86,7 +98,21 @@ export async function runDocument(t: Teardown, path: string, options: RunOptions
   if (runnable === 0) return { blocks: 0, ok: true, exitCode: 0, timedOut: false, stdout: '', stderr: '', ms: 0, report: `${name}: no runnable blocks` }
 
   const started = Date.now()
-  const [{ app }, sim] = await Promise.all([startTestApp(t), startTestCluster(t)])
+  // A document that uses them gets what `npm run kube-sim -- --git --registry` serves beside the simulator:
+  // a Git repository to build and a registry to push to, on plain http (so the service allows insecure
+  // servers, as the guide's reader starts it).
+  const text = blocks.filter((b) => kindOf(b) === 'run').flatMap((b) => b.body).join('\n')
+  const wantsGit = /\bGIT_REPO_URL\b/.test(text)
+  const wantsRegistry = /\bREGISTRY_(URL|USERNAME|PASSWORD)\b/.test(text)
+  const [{ app }, sim, git, registry] = await Promise.all([
+    startTestApp(t, wantsGit || wantsRegistry ? { ALLOW_INSECURE_CLUSTERS: true } : {}),
+    startTestCluster(t),
+    wantsGit ? startGitServer() : undefined,
+    wantsRegistry ? startTestRegistry({ auth: 'basic', ...REGISTRY_LOGIN }) : undefined,
+  ])
+  if (git) t.teardown(() => git.close())
+  if (registry) t.teardown(() => registry.close())
+  const gitRepo = git ? await git.addRepo('app', APP_FILES) : undefined
   const address = await app.listen({ port: 0, host: '127.0.0.1' })
   const setupMs = Date.now() - started
 
@@ -111,8 +137,10 @@ export async function runDocument(t: Teardown, path: string, options: RunOptions
     PATH: `${bin}:${process.env.PATH ?? '/usr/bin:/bin'}`,
     HOME: home, TMPDIR: tmpdir(), LANG: 'C.UTF-8', NO_COLOR: '1', TERM: 'dumb',
     KUBECONFIG_SIM: kubeconfig, __DOCS_DIR: marks,
+    ...(gitRepo ? { GIT_REPO_URL: gitRepo.url } : {}),
+    ...(registry ? { REGISTRY_URL: registry.url, REGISTRY_USERNAME: registry.username, REGISTRY_PASSWORD: registry.password } : {}),
   }
-  const result = await runBash(scriptPath, cwd, env, options.timeoutMs ?? 45_000)
+  const result = await runBash(scriptPath, cwd, env, options.timeoutMs ?? 90_000)
   const ms = Date.now() - started
 
   const failedBlock = await readNumber(join(marks, 'block'))
@@ -123,7 +151,7 @@ export async function runDocument(t: Teardown, path: string, options: RunOptions
   const report = ok
     ? `${name}: ${runnable} blocks ran in ${ms - setupMs} ms (starting the service and the simulator: ${setupMs} ms)`
     : [
-        `${where}: ${result.timedOut ? `still running after ${options.timeoutMs ?? 45_000} ms, killed` : `exit code ${result.exitCode}`}`,
+        `${where}: ${result.timedOut ? `still running after ${options.timeoutMs ?? 90_000} ms, killed` : `exit code ${result.exitCode}`}`,
         origin[(errLine ?? 0) - 1]?.line !== undefined ? `  command: ${origin[errLine! - 1].text.trim()}` : '',
         '  stderr (last lines):', ...tail(result.stderr, 20).map((l) => `    ${l}`),
         '  stdout (last lines):', ...tail(result.stdout, 8).map((l) => `    ${l}`),
