@@ -14,6 +14,7 @@ t.test('run --wait follows the run to its end: each object\'s outcome, then comp
   const r = await w.cwo(['run', 'shop', '--wait'])
   t.equal(r.code, 0, r.stderr)
   t.match(r.stderr, /run \w+ (pending|running); waiting for its end/, 'the server answered before the end: cwo waited')
+  t.match(r.stderr, /^ {2}Deployment of node web: created, /m, 'progress on stderr while waiting')
   t.match(r.stdout, /^Deployment\/web \(cli-run\): created/m)
   t.match(r.stdout, /^ConfigMap\/web-conf \(cli-run\): created/m)
   t.match(r.stdout, /^run \w+ completed \(version 1 on sim/m)

@@ -3,8 +3,17 @@
 import type { CommandContext } from '../context.ts'
 import { CliError, EXIT } from '../errors.ts'
 import type { Session } from '../session.ts'
+import type { StreamEvent } from '../sse.ts'
 import { diffText, outcomeLines, summaryLine } from './print.ts'
 import { isFinished, waitForRun, type Run } from './wait.ts'
+
+/** What an object of the run just did, as the apply reports it (node_update with an action), for stderr. */
+function progressLine(e: StreamEvent): string | null {
+  if (e.type !== 'node_update') return null
+  const d = e.data as { node_id?: string; kind?: string; status?: { state?: string; action?: string; message?: string } } | null
+  if (!d?.status?.action) return null
+  return `  ${d.kind} of node ${d.node_id}: ${d.status.action}, ${d.status.state}${d.status.message ? ` (${d.status.message})` : ''}`
+}
 
 export interface SettleOptions {
   wait: boolean
@@ -20,7 +29,10 @@ export async function settleRun(ctx: CommandContext, s: Session, workflowRef: st
   let run = started
   if (o.wait && !isFinished(run)) {
     ctx.note(`${run.dry_run ? 'dry run' : 'run'} ${run.id} ${run.status}; waiting for its end`)
-    run = await waitForRun(s, run.workflow_id, run.id, { signal: ctx.io.signal, deadline: o.deadline, workflowRef })
+    run = await waitForRun(s, run.workflow_id, run.id, {
+      signal: ctx.io.signal, deadline: o.deadline, workflowRef,
+      onEvent: (e) => { const line = progressLine(e); if (line) ctx.note(line) },
+    })
   }
   ctx.print(o.document ? o.document(run) : run, () => {
     if (!isFinished(run)) return `${o.preface ?? ''}${summaryLine(run)}`

@@ -6,7 +6,7 @@ import type { components } from '../api/openapi.ts'
 import { ok } from '../client.ts'
 import { CliError, EXIT } from '../errors.ts'
 import type { Session } from '../session.ts'
-import { followStream } from '../sse.ts'
+import { followStream, type StreamEvent } from '../sse.ts'
 
 export type Run = components['schemas']['Run']
 
@@ -23,6 +23,8 @@ export interface WaitOptions {
   pollMs?: number
   /** The workflow as the user named it, for the hint after a timeout. */
   workflowRef?: string
+  /** Each event of the stream while waiting (progress for a person). */
+  onEvent?: (e: StreamEvent) => void
 }
 
 export async function readRun(s: Session, workflowId: string, runId: string): Promise<Run> {
@@ -52,6 +54,7 @@ export async function waitForRun(s: Session, workflowId: string, runId: string, 
     try {
       for await (const e of followStream(s, `/v1/api/workflows/${encodeURIComponent(workflowId)}/status/stream`, { signal: stop.signal })) {
         // `metadata` opens every connection: what ended while no stream was open is in the record.
+        o.onEvent?.(e)
         if (e.type === 'metadata') await check()
         else if (e.type === 'complete' && (e.data as { run_id?: unknown } | null)?.run_id === runId) await check()
         if (finished) break
