@@ -97,6 +97,9 @@ t.test('logs errors: an unknown container, an unknown name, an ambiguous one, a 
   const byWorkflow = await w.cwo(['logs', 'deploy/web', '--workflow', 'other', '--tail', '5000'])
   t.match(byWorkflow.stdout, /^other-web\n/)
   for (const bad of ['a/b/c', 'gizmo/web', 'not an id']) t.equal((await w.cwo(['logs', bad])).code, 2, bad)
+  const bare = await w.cwo(['logs', 'web'])
+  t.equal(bare.code, 2)
+  t.match(bare.stderr, /e\.g\. deployment\/web/, 'a bare name is told to add its kind')
 })
 
 t.test('exec echo hello: the output only, exit 0', async (t) => {

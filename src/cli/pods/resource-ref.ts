@@ -33,7 +33,8 @@ export function resourceFilterOptions(cmd: Command): Command {
 export async function resolveResourceId(s: Session, ref: string, f: ResourceFilters): Promise<string> {
   const slash = ref.indexOf('/')
   if (slash < 0) {
-    if (!/^[A-Za-z0-9_-]{1,64}$/.test(ref)) throw new CliError(`RESOURCE is a resource id or kind/name (e.g. deployment/web), not ${JSON.stringify(ref)}`, EXIT.usage)
+    // Record ids are ObjectIds; a bare name is the usual slip, and the kind is what it lacks.
+    if (!/^[0-9a-f]{24}$/i.test(ref)) throw new CliError(`RESOURCE is a resource id or kind/name (e.g. deployment/${/^[a-z0-9.-]+$/.test(ref) ? ref : 'web'}), not ${JSON.stringify(ref)}`, EXIT.usage)
     return ref
   }
   const kindWord = ref.slice(0, slash)
