@@ -51,8 +51,11 @@ t.test('login stores the token 0600 in a 0700 directory, prints none, and comman
   t.match(both.stderr, `logged in to ${serverA} as ${alice.email}`)
   // CWO_PASSWORD for scripts.
   const env3 = fresh()
-  const fromEnv = await w.cwo(['login', '--server', serverA, '--email', alice.email], { env: { ...env3, CWO_PASSWORD: alice.password } })
+  const fromEnv = await w.cwo(['login', '--server', serverA, '--email', alice.email, '-o', 'json'], { env: { ...env3, CWO_PASSWORD: alice.password } })
   t.equal(fromEnv.code, 0, fromEnv.stderr)
+  const answered = JSON.parse(fromEnv.stdout)
+  t.same({ server: answered.server, email: answered.user.email }, { server: serverA, email: alice.email }, '-o json: who, for a script')
+  t.notOk('token' in answered || fromEnv.stdout.includes(JSON.parse(await readFile(env3.CWO_CONFIG, 'utf8')).servers[serverA].token), 'and no token')
 })
 
 t.test('a wrong password is the API\'s 401, exit 1, nothing stored; a password flag is refused', async (t) => {

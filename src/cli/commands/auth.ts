@@ -96,6 +96,8 @@ export function registerAuth(program: Command, ctx: CommandContext): void {
         config.current = server
       })
       ctx.note(`logged in to ${server} as ${answer.user.email}`)
+      // For a script: who it is now, never the token.
+      if (ctx.format !== 'table') ctx.print({ server, user: answer.user })
       if (ctx.io.env.CWO_TOKEN) ctx.note('note: CWO_TOKEN is set and is used instead of the stored token while it is')
     })
 
