@@ -5,7 +5,7 @@
 // REGISTRY_URL, REGISTRY_USERNAME, REGISTRY_PASSWORD when the document uses them) as `npm run kube-sim --
 // --vars-file` writes them. A failure names the document, the block and the line.
 import { spawn } from 'node:child_process'
-import { rmSync } from 'node:fs'
+import { readdirSync, readFileSync, rmSync } from 'node:fs'
 import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, relative } from 'node:path'
@@ -161,20 +161,39 @@ export async function runDocument(t: Teardown, path: string, options: RunOptions
 
 function runBash(scriptPath: string, cwd: string, env: Record<string, string>, timeoutMs: number): Promise<{ exitCode: number | null; timedOut: boolean; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    // Its own process group, so a timeout or a block's background job is ended with everything it started.
+    // Its own session (and process group), so a timeout or a block's background job is ended with
+    // everything it started.
     const child = spawn('bash', [scriptPath], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
     let stdout = ''
     let stderr = ''
     let timedOut = false
     child.stdout.setEncoding('utf8').on('data', (s: string) => { stdout += s })
     child.stderr.setEncoding('utf8').on('data', (s: string) => { stderr += s })
-    const killGroup = (signal: NodeJS.Signals) => { try { process.kill(-child.pid!, signal) } catch { /* already gone */ } }
+    const killGroup = (signal: NodeJS.Signals) => {
+      try { process.kill(-child.pid!, signal) } catch { /* already gone */ }
+      // GNU timeout moves itself (and what it runs) to a process group of its own; the session stays.
+      for (const pid of sessionMembers(child.pid!)) try { process.kill(pid, signal) } catch { /* gone */ }
+    }
     const timer = setTimeout(() => { timedOut = true; killGroup('SIGKILL') }, timeoutMs)
     let exitCode: number | null = null
     child.on('error', (err) => { clearTimeout(timer); reject(err) })
     // A background job left running would hold the pipes open: the script's end is the end.
     child.on('exit', (code) => { exitCode = code; clearTimeout(timer); killGroup('SIGKILL') })
     child.on('close', () => resolve({ exitCode, timedOut, stdout, stderr }))
+  })
+}
+
+/** The processes of session `sid` (Linux /proc; elsewhere none, and the process group kill has to do). */
+function sessionMembers(sid: number): number[] {
+  let pids: string[]
+  try { pids = readdirSync('/proc').filter((d) => /^\d+$/.test(d)) } catch { return [] }
+  return pids.flatMap((pid) => {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+      // After the command name (which may hold spaces and parentheses): state, ppid, pgrp, session.
+      const session = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[3])
+      return session === sid ? [Number(pid)] : []
+    } catch { return [] }
   })
 }
 

@@ -79,13 +79,14 @@ t.test('a document gets its own service, simulator, HOME, working directory and 
     'cwo whoami -o json | grep -q ada@example.com',
     'echo the end',
     'sleep 300 &   # a background job the document leaves behind is ended with it',
+    'head -n 1 <(timeout 300 sh -c "echo from-timeout; sleep 300")   # GNU timeout in a process group of its own too',
     '```',
   ].join('\n'))
   const started = Date.now()
   const run = await runDocument(t, path, { name: 'env.md' })
   t.ok(run.ok, run.report)
   t.equal(run.blocks, 2)
-  t.match(run.stdout, /the end/)
+  t.match(run.stdout, /the end\nfrom-timeout/)
   t.ok(Date.now() - started < 20_000, 'the background job did not hold the run')
 })
 
