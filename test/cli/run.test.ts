@@ -3,11 +3,12 @@
 // fast (the simulator fails any image named *fail-pull*), one that never becomes ready outlasts --timeout.
 import t from 'tap'
 import { startCliWorld } from './harness.ts'
-import { deployment, liveImage, runFinished, workflow } from './runs-fixture.ts'
+import { deployment, liveImage, node, runFinished, workflow } from './runs-fixture.ts'
+import { raw } from '../kube-sim/test-helpers.ts'
 import { apiClient } from '../../src/cli/client.ts'
 import { waitForRun } from '../../src/cli/runs/wait.ts'
 
-const w = await startCliWorld(t, { timing: { podStartMs: 5, podReadyMs: 5 } }, { RUN_REPLY_WAIT_MS: 0, RUN_READY_TIMEOUT_MS: 1500 })
+const w = await startCliWorld(t, { timing: { podStartMs: 5, podReadyMs: 5 } }, { RUN_REPLY_WAIT_MS: 0, RUN_READY_TIMEOUT_MS: 1000 })
 
 t.test('run --wait follows the run to its end: each object\'s outcome, then completed, exit 0; the cluster has it', async (t) => {
   await workflow(w, 'shop', [deployment('cli-run', 'nginx:1.25'), { id: 'conf', type: 'configmap', position: { x: 0, y: 0 }, data: { name: 'web-conf', namespace: 'cli-run', data: { MODE: 'a' } } }])
@@ -83,6 +84,16 @@ t.test('--env and --secret become the run\'s trigger data; a malformed one is a 
   const r = await w.cwo(['run', 'shop', '--wait', '--env', 'web/GREETING=hello'])
   t.equal(r.code, 0, r.stderr)
   t.match(r.stdout, /^Deployment\/web \(cli-run\): configured/m, 'the env var changed the Deployment')
+})
+
+t.test('--secret node/KEY without a value reads $KEY: the value reaches the cluster and never the output', async (t) => {
+  const value = 'cli-secret-5d1e7a'
+  await workflow(w, 'creds', [node('creds', 'secret', { name: 'api-creds', namespace: 'cli-secret', secretType: 'Opaque', keys: ['API_TOKEN'] })])
+  const r = await w.cwo(['run', 'creds', '--wait', '--secret', 'creds/API_TOKEN', '-o', 'json'], { env: { API_TOKEN: value } })
+  t.equal(r.code, 0, r.stderr)
+  const secret = await raw(w.sim, 'GET', '/api/v1/namespaces/cli-secret/secrets/api-creds')
+  t.equal(Buffer.from(secret.json.data.API_TOKEN, 'base64').toString(), value)
+  t.notMatch(r.stdout + r.stderr, value)
 })
 
 t.test('an unknown workflow is the API\'s 404, exit 1', async (t) => {

@@ -9,7 +9,7 @@ import { DEFAULT_TIMEOUT_S, seconds, targetOptions, triggerData, triggerOptions 
 import { isFinished, waitForRun } from '../runs/wait.ts'
 import { resolveWorkflowId } from '../workflow-ref.ts'
 
-interface DiffFlags { cluster?: string; namespace?: string; drift?: boolean; force: boolean; timeout: number; env: string[]; secret: string[] }
+interface DiffFlags { cluster?: string; namespace?: string; drift?: boolean; force: boolean; timeout: number; env?: string[]; secret?: string[] }
 
 const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`
 

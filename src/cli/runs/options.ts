@@ -9,8 +9,8 @@ export interface RunFlags {
   dryRun?: boolean
   wait?: boolean
   timeout: number
-  env: string[]
-  secret: string[]
+  env?: string[]
+  secret?: string[]
 }
 
 export const DEFAULT_TIMEOUT_S = 600
@@ -21,7 +21,7 @@ export function seconds(v: string): number {
   return n
 }
 
-const collect = (v: string, all: string[]) => [...all, v]
+const collect = (v: string, all: string[] | undefined) => [...(all ?? []), v]
 
 export function targetOptions(cmd: Command): Command {
   return cmd
@@ -37,8 +37,8 @@ export function waitOptions(cmd: Command): Command {
 
 export function triggerOptions(cmd: Command): Command {
   return cmd
-    .option('--env <node/KEY=VALUE>', 'an environment variable for one node\'s containers, this run only (repeatable)', collect, [])
-    .option('--secret <node/KEY[=VALUE]>', 'a secret value for one secret node, this run only; without =VALUE it is read from $KEY, which keeps it out of shell history (repeatable)', collect, [])
+    .option('--env <node/KEY=VALUE>', 'an environment variable for one node\'s containers, this run only (repeatable)', collect)
+    .option('--secret <node/KEY[=VALUE]>', 'a secret value for one secret node, this run only; without =VALUE it is read from $KEY, which keeps it out of shell history (repeatable)', collect)
 }
 
 type Values = Record<string, Record<string, string>>
@@ -48,8 +48,8 @@ type Values = Record<string, Record<string, string>>
  * last `/` before `=` (keys of environment variables and secrets cannot hold a `/`; node ids may).
  */
 export function triggerData(flags: Pick<RunFlags, 'env' | 'secret'>, env: Record<string, string | undefined>): { secrets?: Values; envVars?: Values } | undefined {
-  const parse = (items: string[], flag: string, fromEnv: boolean): Values | undefined => {
-    if (!items.length) return undefined
+  const parse = (items: string[] | undefined, flag: string, fromEnv: boolean): Values | undefined => {
+    if (!items?.length) return undefined
     const out: Values = {}
     for (const item of items) {
       const eq = item.indexOf('=')
