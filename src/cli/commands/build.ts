@@ -8,6 +8,7 @@ import type { Session } from '../session.ts'
 import { followStream } from '../sse.ts'
 import { resolveWorkflowId } from '../workflow-ref.ts'
 import type { components } from '../api/openapi.ts'
+import type { BuildComplete, BuildFailed, BuildLog, BuildProgress } from '../follow/events.ts'
 
 type Build = components['schemas']['Build']
 
@@ -61,17 +62,17 @@ async function followBuild(ctx: CommandContext, s: Session, id: string): Promise
   for await (const e of followStream(s, `/v1/api/builds/${encodeURIComponent(id)}/stream`, { signal: ctx.io.signal })) {
     if (json && e.type !== 'metadata') line(JSON.stringify({ type: e.type, ...(e.data as object) }))
     if (e.type === 'progress' && !json) {
-      const p = e.data as { status: string; progress: number }
+      const p = e.data as BuildProgress
       line(`-- ${p.status} ${p.progress}%`)
     } else if (e.type === 'log' && !json) {
-      const l = e.data as { phase: string; line: string }
+      const l = e.data as BuildLog
       line(`[${l.phase}] ${l.line}`)
     } else if (e.type === 'complete') {
-      const c = e.data as { image_ref: string; image_digest: string }
+      const c = e.data as BuildComplete
       if (!json) line(`completed: ${c.image_ref}@${c.image_digest}`)
       return
     } else if (e.type === 'failed') {
-      const f = e.data as { error: string; phase: string | null }
+      const f = e.data as BuildFailed
       throw new CliError(`build ${id} failed${f.phase ? ` at ${f.phase}` : ''}: ${f.error}`, EXIT.failed)
     } else if (e.type === 'cancelled') throw new CliError(`build ${id} was cancelled`, EXIT.failed)
   }

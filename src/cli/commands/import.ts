@@ -11,6 +11,7 @@ import type { Session } from '../session.ts'
 import { followStream } from '../sse.ts'
 import { resolveWorkflowId } from '../workflow-ref.ts'
 import type { components, paths } from '../api/openapi.ts'
+import type { ImportLog, ImportProgress } from '../follow/events.ts'
 
 type AnalyzeBody = paths['/v1/api/import/analyze']['post']['requestBody']['content']['application/json']
 type ImportSession = components['schemas']['ImportSession']
@@ -71,9 +72,9 @@ async function follow(ctx: CommandContext, s: Session, id: string): Promise<Impo
   let outcome: 'complete' | 'failed' | undefined
   for await (const e of followStream(s, `/v1/api/import/${encodeURIComponent(id)}/stream`, { signal: ctx.io.signal })) {
     if (e.type === 'progress') {
-      const p = e.data as { status: string; progress: number; message: string }
+      const p = e.data as ImportProgress
       ctx.note(`-- ${p.status} ${p.progress}%${p.message ? ` ${p.message}` : ''}`)
-    } else if (e.type === 'log') ctx.note((e.data as { line: string }).line)
+    } else if (e.type === 'log') ctx.note((e.data as ImportLog).line)
     else if (e.type === 'complete' || e.type === 'failed') { outcome = e.type; break }
   }
   if (!outcome) throw new CliError(`the stream of import ${id} ended before the import did`)

@@ -4,6 +4,7 @@ import type { CommandContext } from '../context.ts'
 import { CliError, EXIT } from '../errors.ts'
 import { resolveResourceId, resourceFilterOptions, type ResourceFilters } from '../pods/resource-ref.ts'
 import { followStream } from '../sse.ts'
+import type { LogLine, LogsError, LogsMetadata } from '../follow/events.ts'
 
 interface LogsOptions extends ResourceFilters { follow?: boolean; container?: string; pod?: string; tail?: number; since?: number; timestamps?: boolean }
 
@@ -28,18 +29,18 @@ export function registerLogs(program: Command, ctx: CommandContext): void {
       const s = await ctx.session()
       const id = await resolveResourceId(s, ref, o)
       const json = ctx.format === 'json'
-      let source: { pod?: string; container?: string } = {}
+      let source: Partial<LogsMetadata> = {}
       let failure: string | undefined
       const stream = followStream(s, `/v1/api/resources/${encodeURIComponent(id)}/logs/stream`, {
         signal: ctx.io.signal,
         query: { follow: Boolean(o.follow), container: o.container, pod: o.pod, tail: o.tail, since_seconds: o.since, timestamps: o.timestamps },
       })
       for await (const e of stream) {
-        if (e.type === 'metadata') source = e.data as typeof source
+        if (e.type === 'metadata') source = e.data as LogsMetadata
         else if (e.type === 'log') {
-          const d = e.data as { line: string; timestamp: string | null }
+          const d = e.data as LogLine
           ctx.io.stdout.write(json ? JSON.stringify({ pod: source.pod, container: source.container, ...d }) + '\n' : d.line + '\n')
-        } else if (e.type === 'error') failure = (e.data as { error?: string })?.error ?? 'the log could not be read'
+        } else if (e.type === 'error') failure = (e.data as LogsError)?.error ?? 'the log could not be read'
         else if (e.type === 'complete') break
       }
       if (failure) throw new CliError(failure)

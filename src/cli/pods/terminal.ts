@@ -7,6 +7,7 @@ import WebSocket from 'ws'
 import { apiError, unreachable } from '../client.ts'
 import { CliError, EXIT } from '../errors.ts'
 import type { Session } from '../session.ts'
+import type { TerminalMessage } from '../follow/events.ts'
 
 export interface TerminalRun {
   argv: string[]
@@ -57,7 +58,7 @@ export function runInTerminal(s: Session, resourceId: string, o: TerminalRun): P
     let before = ''
     let started = false
     let pendingCR = false
-    let exit: { reason: string; exit_code: number | null } | undefined
+    let exit: Extract<TerminalMessage, { type: 'close' }>['data'] | undefined
     const errors: string[] = []
     const emit = (text: string) => {
       let t = (pendingCR ? '\r' : '') + text
@@ -79,7 +80,7 @@ export function runInTerminal(s: Session, resourceId: string, o: TerminalRun): P
     })
     ws.on('error', (err) => settle(() => reject(unreachable(s.server, err))))
     ws.on('message', (data) => {
-      let frame: { type?: string; data?: unknown }
+      let frame: TerminalMessage
       try { frame = JSON.parse(String(data)) } catch { return }
       if (frame.type === 'metadata') {
         send({ type: 'input', data: line })
@@ -88,7 +89,7 @@ export function runInTerminal(s: Session, resourceId: string, o: TerminalRun): P
           // Ctrl-D ends input at the start of a line; a last line without its newline needs a second one.
           send({ type: 'input', data: o.stdin === '' || o.stdin.endsWith('\n') ? '\x04' : '\x04\x04' })
         }
-      } else if (frame.type === 'output' && typeof frame.data === 'string') {
+      } else if (frame.type === 'output') {
         if (started) return emit(frame.data)
         before += frame.data
         const at = before.indexOf(marker)
@@ -97,8 +98,8 @@ export function runInTerminal(s: Session, resourceId: string, o: TerminalRun): P
         started = true
         before = ''
         if (rest) emit(rest)
-      } else if (frame.type === 'error' && typeof frame.data === 'string') errors.push(frame.data)
-      else if (frame.type === 'close') exit = frame.data as typeof exit
+      } else if (frame.type === 'error') errors.push(frame.data)
+      else if (frame.type === 'close') exit = frame.data
     })
     ws.on('close', () => {
       if (pendingCR) { pendingCR = false; o.output('\r') }
