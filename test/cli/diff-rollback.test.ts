@@ -5,6 +5,7 @@
 import t from 'tap'
 import { raw } from '../kube-sim/test-helpers.ts'
 import { startCliWorld } from './harness.ts'
+import { diffText } from '../../src/cli/runs/print.ts'
 import { deployment, liveImage, saveGraph, workflow } from './runs-fixture.ts'
 
 const w = await startCliWorld(t, { timing: { podStartMs: 5, podReadyMs: 5 } }, { RUN_REPLY_WAIT_MS: 0, RUN_READY_TIMEOUT_MS: 1500 })
@@ -94,4 +95,10 @@ t.test('refusals: a version that does not exist is the API\'s 404 (exit 1); a ve
   t.match(bad.stderr, /a version number/)
   const drift = await w.cwo(['diff', 'drifty', '--drift', '--cluster', 'sim'])
   t.equal(drift.code, 2)
+})
+
+t.test('values from the cluster cannot drive the terminal: control characters are printed escaped', async (t) => {
+  const text = diffText([{ node_id: 'web', kind: 'Deployment', name: 'web', namespace: NS, action: 'configured', message: '', diff: { changed: [{ path: 'metadata.labels.x', old: '\u001b[2J\u001b[31mred', new: 'plain' }], added: [], removed: [] } }])
+  t.equal(text, 'Deployment/web (cli-diff): configured\n  ~ metadata.labels.x\n    - \\u001b[2J\\u001b[31mred\n    + plain\n')
+  t.notMatch(text, '\u001b')
 })

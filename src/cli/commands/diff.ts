@@ -4,7 +4,7 @@ import type { Command } from 'commander'
 import { ok } from '../client.ts'
 import type { CommandContext } from '../context.ts'
 import { CliError, EXIT } from '../errors.ts'
-import { changedNodes, diffText, driftedObjectCount, driftText } from '../runs/print.ts'
+import { changedNodes, clean, diffText, driftedObjectCount, driftText } from '../runs/print.ts'
 import { DEFAULT_TIMEOUT_S, seconds, targetOptions, triggerData, triggerOptions } from '../runs/options.ts'
 import { isFinished, waitForRun } from '../runs/wait.ts'
 import { resolveWorkflowId } from '../workflow-ref.ts'
@@ -50,7 +50,7 @@ export function registerDiff(program: Command, ctx: CommandContext): void {
       if (!isFinished(run)) run = await waitForRun(s, id, run.id, { signal: ctx.io.signal, deadline, workflowRef: ref })
       const changed = changedNodes(run)
       ctx.print(run, () => diffText(changed))
-      if (run.status === 'failed') throw new CliError(`dry run ${run.id} failed: ${run.error ?? 'no error recorded'}`)
+      if (run.status === 'failed') throw new CliError(`dry run ${run.id} failed: ${clean(run.error ?? 'no error recorded')}`)
       if (changed.length === 0) { ctx.note(`no differences: a run would change nothing (${plural(run.nodes.length, 'object')} compared)`); return }
       throw new CliError(`${plural(changed.length, 'object')} would change`, EXIT.differs)
     })

@@ -7,6 +7,7 @@ import { ok } from '../client.ts'
 import type { CommandContext } from '../context.ts'
 import { CliError, EXIT } from '../errors.ts'
 import { table } from '../output.ts'
+import { clean } from '../runs/print.ts'
 import { readRun } from '../runs/wait.ts'
 import { followStream, type StreamEvent } from '../sse.ts'
 import { resolveWorkflowId } from '../workflow-ref.ts'
@@ -22,13 +23,14 @@ const liveStatus = (n: CanvasNode): LiveStatus => {
 
 /** One row per node: what it is, and what the cluster says of it now (empty before any run). */
 export function statusTable(wf: Workflow): string {
+  const c = (v: unknown) => (typeof v === 'string' ? clean(v) : v)
   return table(wf.nodes ?? [], [
-    { header: 'node', value: (n) => n.id },
-    { header: 'type', value: (n) => n.type },
-    { header: 'name', value: (n) => (n.data as { name?: unknown } | undefined)?.name },
-    { header: 'state', value: (n) => { const s = liveStatus(n); return s.state === 'drifted' && s.live_state ? `drifted (${s.live_state})` : s.state } },
-    { header: 'ready', value: (n) => liveStatus(n).ready },
-    { header: 'message', value: (n) => liveStatus(n).message },
+    { header: 'node', value: (n) => c(n.id) },
+    { header: 'type', value: (n) => c(n.type) },
+    { header: 'name', value: (n) => c((n.data as { name?: unknown } | undefined)?.name) },
+    { header: 'state', value: (n) => { const s = liveStatus(n); return c(s.state === 'drifted' && s.live_state ? `drifted (${s.live_state})` : s.state) } },
+    { header: 'ready', value: (n) => c(liveStatus(n).ready) },
+    { header: 'message', value: (n) => c(liveStatus(n).message) },
   ])
 }
 
@@ -74,8 +76,9 @@ export function registerStatus(program: Command, ctx: CommandContext): void {
           opened = true
           continue
         }
-        const line = eventLine(e)
-        if (line === null) continue
+        const raw = eventLine(e)
+        if (raw === null) continue
+        const line = clean(raw)
         emit(e, () => line)
         if (e.type !== 'complete') continue
         const { run_id: runId, status } = e.data as { run_id: string; status: string }
@@ -83,7 +86,7 @@ export function registerStatus(program: Command, ctx: CommandContext): void {
         const run = await readRun(s, id, runId)
         if (run.dry_run) continue
         if (status === 'completed') return
-        throw new CliError(`run ${runId} ${status}${run.error ? `: ${run.error}` : ''}`, EXIT.failed)
+        throw new CliError(`run ${runId} ${status}${run.error ? `: ${clean(run.error)}` : ''}`, EXIT.failed)
       }
       throw new CliError('the server ended the stream')
     })

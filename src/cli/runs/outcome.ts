@@ -4,7 +4,7 @@ import type { CommandContext } from '../context.ts'
 import { CliError, EXIT } from '../errors.ts'
 import type { Session } from '../session.ts'
 import type { StreamEvent } from '../sse.ts'
-import { diffText, outcomeLines, summaryLine } from './print.ts'
+import { clean, diffText, outcomeLines, summaryLine } from './print.ts'
 import { isFinished, waitForRun, type Run } from './wait.ts'
 
 /** What an object of the run just did, as the apply reports it (node_update with an action), for stderr. */
@@ -12,7 +12,7 @@ function progressLine(e: StreamEvent): string | null {
   if (e.type !== 'node_update') return null
   const d = e.data as { node_id?: string; kind?: string; status?: { state?: string; action?: string; message?: string } } | null
   if (!d?.status?.action) return null
-  return `  ${d.kind} of node ${d.node_id}: ${d.status.action}, ${d.status.state}${d.status.message ? ` (${d.status.message})` : ''}`
+  return clean(`  ${d.kind} of node ${d.node_id}: ${d.status.action}, ${d.status.state}${d.status.message ? ` (${d.status.message})` : ''}`)
 }
 
 export interface SettleOptions {
@@ -39,6 +39,6 @@ export async function settleRun(ctx: CommandContext, s: Session, workflowRef: st
     return `${o.preface ?? ''}${run.dry_run ? diffText(run.nodes) : outcomeLines(run)}${summaryLine(run)}`
   })
   if (!isFinished(run)) ctx.note(`it goes on on the server: cwo status ${workflowRef} -w follows it`)
-  if (run.status === 'failed') throw new CliError(`${run.dry_run ? 'dry run' : 'run'} ${run.id} failed: ${run.error ?? 'no error recorded'}`, EXIT.failed)
+  if (run.status === 'failed') throw new CliError(`${run.dry_run ? 'dry run' : 'run'} ${run.id} failed: ${clean(run.error ?? 'no error recorded')}`, EXIT.failed)
   return run
 }

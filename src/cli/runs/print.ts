@@ -10,20 +10,30 @@ export type GraphChanges = operations['rollbackWorkflow']['responses'][200]['con
 type CanvasNode = components['schemas']['CanvasNode']
 type CanvasEdge = components['schemas']['CanvasEdge']
 
-/** A value on one line: strings as they are, anything else as JSON. */
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/
+
+/**
+ * Text from the cluster or the server on one line, with its control characters escaped: a value someone
+ * put in a label cannot move the cursor or recolour the terminal it is printed to.
+ */
+export function clean(text: string): string {
+  return CONTROL.test(text) ? JSON.stringify(text).slice(1, -1) : text
+}
+
+/** A value on one line: strings as they are (control characters escaped), anything else as JSON. */
 export function value(v: unknown): string {
   if (v === undefined) return '(none)'
-  const text = typeof v === 'string' ? v : JSON.stringify(v)
-  return text.replace(/[\r\n]+/g, '\\n')
+  return typeof v === 'string' ? clean(v) : JSON.stringify(v)
 }
 
 function objectName(o: { kind: string; name: string; namespace: string | null }): string {
-  return `${o.kind}/${o.name}${o.namespace ? ` (${o.namespace})` : ''}`
+  return clean(`${o.kind}/${o.name}${o.namespace ? ` (${o.namespace})` : ''}`)
 }
 
 /** One line per object of the run: `Kind/name (namespace): action, message`. */
 export function outcomeLines(run: Run): string {
-  return run.nodes.map((n) => `${objectName(n)}: ${n.action}${n.message ? `, ${n.message}` : ''}\n`).join('')
+  return run.nodes.map((n) => `${objectName(n)}: ${n.action}${n.message ? `, ${clean(n.message)}` : ''}\n`).join('')
 }
 
 /** The run's last line: its id, status, version and how long it took. */
@@ -45,7 +55,7 @@ export function changedNodes(run: Run): RunNode[] {
 export function diffText(nodes: readonly RunNode[]): string {
   let out = ''
   for (const n of nodes) {
-    out += `${objectName(n)}: ${n.action}${n.action === 'failed' || n.action === 'skipped' ? `, ${n.message}` : ''}\n`
+    out += `${objectName(n)}: ${n.action}${n.action === 'failed' || n.action === 'skipped' ? `, ${clean(n.message)}` : ''}\n`
     out += fieldLines(n.diff?.changed ?? [], n.diff?.added ?? [], n.diff?.removed ?? [])
   }
   return out
@@ -53,9 +63,9 @@ export function diffText(nodes: readonly RunNode[]): string {
 
 function fieldLines(changed: readonly FieldDiff[], added: readonly FieldDiff[], removed: readonly FieldDiff[]): string {
   let out = ''
-  for (const c of changed) out += `  ~ ${c.path}\n    - ${value(c.old)}\n    + ${value(c.new)}\n`
-  for (const a of added) out += `  + ${a.path}: ${value(a.new)}\n`
-  for (const r of removed) out += `  - ${r.path}: ${value(r.old)}\n`
+  for (const c of changed) out += `  ~ ${clean(c.path)}\n    - ${value(c.old)}\n    + ${value(c.new)}\n`
+  for (const a of added) out += `  + ${clean(a.path)}: ${value(a.new)}\n`
+  for (const r of removed) out += `  - ${clean(r.path)}: ${value(r.old)}\n`
   return out
 }
 
@@ -65,7 +75,7 @@ export function driftText(drift: Drift): string {
   for (const node of drift.nodes) {
     for (const o of node.objects) {
       out += `${objectName(o)}: ${o.missing ? 'missing (deleted from the cluster)' : 'drifted'}\n`
-      for (const f of o.fields) out += `  ~ ${f.path}\n    - ${value(f.applied)}\n    + ${value(f.live)}\n`
+      for (const f of o.fields) out += `  ~ ${clean(f.path)}\n    - ${value(f.applied)}\n    + ${value(f.live)}\n`
     }
   }
   return out
@@ -77,17 +87,17 @@ export function driftedObjectCount(drift: Drift): number {
 
 /** The graph changes of a rollback: nodes and edges added, removed, modified (JSON pointers into them). */
 export function graphChangesText(c: GraphChanges): string {
-  const node = (n: CanvasNode) => `node ${n.id} (${n.type}${typeof n.data?.name === 'string' ? ` ${n.data.name}` : ''})`
-  const edge = (e: CanvasEdge) => `edge ${e.id} (${e.source} -> ${e.target})`
-  const pointer = (p: { path: string; old?: unknown; new?: unknown }) => `      ${p.path}: ${value(p.old)} -> ${value(p.new)}\n`
+  const node = (n: CanvasNode) => clean(`node ${n.id} (${n.type}${typeof n.data?.name === 'string' ? ` ${n.data.name}` : ''})`)
+  const edge = (e: CanvasEdge) => clean(`edge ${e.id} (${e.source} -> ${e.target})`)
+  const pointer = (p: { path: string; old?: unknown; new?: unknown }) => `      ${clean(p.path)}: ${value(p.old)} -> ${value(p.new)}\n`
   let out = `graph changes, to version ${c.to_version}:\n`
   const before = out
   for (const n of c.added_nodes) out += `  + ${node(n)}\n`
   for (const n of c.removed_nodes) out += `  - ${node(n)}\n`
-  for (const m of c.modified_nodes) out += `  ~ node ${m.node_id} (${m.type})\n${m.changes.map(pointer).join('')}`
+  for (const m of c.modified_nodes) out += `  ~ ${clean(`node ${m.node_id} (${m.type})`)}\n${m.changes.map(pointer).join('')}`
   for (const e of c.added_edges) out += `  + ${edge(e)}\n`
   for (const e of c.removed_edges) out += `  - ${edge(e)}\n`
-  for (const m of c.modified_edges) out += `  ~ edge ${m.edge_id}\n${m.changes.map(pointer).join('')}`
+  for (const m of c.modified_edges) out += `  ~ ${clean(`edge ${m.edge_id}`)}\n${m.changes.map(pointer).join('')}`
   if (out === before) out += '  (none: the graph is already that version\'s)\n'
   return out
 }
