@@ -113,3 +113,13 @@ t.test('waiting for a run that ended before the stream opened reads its end from
   const run = await waitForRun(session, id, res.json().id, { signal: new AbortController().signal, deadline: Date.now() + 5000, pollMs: 60_000 })
   t.match(run, { id: res.json().id, status: 'completed' })
 })
+
+t.test('a wait whose stream cannot be opened falls back to reading the run record until the run ends', async (t) => {
+  const id = await workflow(w, 'no-stream', [deployment('cli-nostream', 'nginx:1.25')])
+  const res = await w.app.app.inject({ method: 'POST', url: `/v1/api/workflows/${id}/run`, headers: w.user.headers, payload: {} })
+  t.equal(res.statusCode, 202)
+  // The stream's URL answers 404 (a path the API does not have); the record is read from the real client.
+  const session = { server: `${w.server}/no-such-prefix`, token: w.user.token, client: apiClient(w.server, w.user.token) }
+  const run = await waitForRun(session, id, res.json().id, { signal: new AbortController().signal, deadline: Date.now() + 10_000, pollMs: 50 })
+  t.match(run, { id: res.json().id, status: 'completed' })
+})

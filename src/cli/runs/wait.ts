@@ -60,10 +60,12 @@ export async function waitForRun(s: Session, workflowId: string, runId: string, 
         if (finished) break
       }
     } catch (err) {
-      // Our own stop (finished, deadline, a failed background read) ends the stream too; anything else is real.
-      if (!stop.signal.aborted || o.signal.aborted) throw err
+      if (o.signal.aborted) throw err
+      // Our own stop (finished, deadline, a failed background read) ends the stream too. A stream that cannot
+      // be opened or kept (429: too many open; a proxy that buffers SSE) leaves the record to tell, below;
+      // an error that is the server's answer for the run itself (401, 404) comes back from that read.
     }
-    // The stream ended for good (the server kept closing it): the record alone tells, read until the deadline.
+    // The stream ended for good, or never opened: the record alone tells, read until the deadline.
     while (!finished && !stop.signal.aborted) {
       await check()
       if (!finished) await pause(o.pollMs ?? 3000, stop.signal)
