@@ -10,15 +10,17 @@ export type GraphChanges = operations['rollbackWorkflow']['responses'][200]['con
 type CanvasNode = components['schemas']['CanvasNode']
 type CanvasEdge = components['schemas']['CanvasEdge']
 
+// C0, DEL and C1 (whose \u009b is a one-byte CSI): JSON.stringify would leave the last two as they are.
 // eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g
+const NAMED: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' }
 
 /**
  * Text from the cluster or the server on one line, with its control characters escaped: a value someone
  * put in a label cannot move the cursor or recolour the terminal it is printed to.
  */
 export function clean(text: string): string {
-  return CONTROL.test(text) ? JSON.stringify(text).slice(1, -1) : text
+  return text.replace(CONTROL, (ch) => NAMED[ch] ?? `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`)
 }
 
 /** A value on one line: strings as they are (control characters escaped), anything else as JSON. */
