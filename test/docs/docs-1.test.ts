@@ -3,4 +3,8 @@ import t from 'tap'
 import { checkDocuments } from './check.ts'
 import { share } from './documents.ts'
 
+// Each document is bounded (90 s, run-document.ts); the file as a whole gets more than tap's default 120 s,
+// which a busy machine can reach with several documents each starting a service.
+t.setTimeout(300_000)
+
 await checkDocuments(t, share(0))

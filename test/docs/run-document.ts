@@ -6,7 +6,7 @@
 // --vars-file` writes them. A failure names the document, the block and the line.
 import { spawn } from 'node:child_process'
 import { readdirSync, readFileSync, rmSync } from 'node:fs'
-import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { chmod, copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -34,20 +34,27 @@ const TSX = import.meta.resolve('tsx')
 let bundled: Promise<string> | undefined
 
 /**
- * How the shim starts cwo. The CLI's sources bundled into one module (by esbuild, the transform tsx itself
- * uses, packages left to node_modules) start in about a third of the time `node --import tsx bin.ts` takes
- * (0.3 s against 1 s on a busy 2-core machine), and a guide runs dozens of cwo commands. The bundle sits
- * in the repository's tmp/ (ignored by git) so that what the CLI reads beside its sources (../package.json)
- * and the packages it imports resolve as from src/. Without esbuild, the sources run under tsx.
+ * How the shim starts cwo (`[VAR=value…] exec node …`). The CLI bundled with its packages into one module (by esbuild, the transform
+ * tsx itself uses) starts in a tenth of the time `node --import tsx bin.ts` takes (0.1 s against 1 s on
+ * the busy 2-core machine), and a guide runs dozens of cwo commands. The bundle sits in a temporary
+ * directory with a copy of package.json beside it, where the CLI reads its version (../package.json);
+ * CommonJS packages inside an ES module bundle get a `require` of their own. Without esbuild (it comes
+ * with tsx), the sources run under tsx.
  */
 export function cwoCommand(): Promise<string> {
   bundled ??= (async () => {
     let esbuild: typeof import('esbuild')
-    try { esbuild = await import('esbuild') } catch { return `${sh(process.execPath)} --import ${sh(TSX)} ${sh(CLI_BIN)}` }
-    const outfile = join(REPO, 'tmp', `cwo-docs-${process.pid}.mjs`)
-    await esbuild.build({ entryPoints: [CLI_BIN], outfile, bundle: true, platform: 'node', format: 'esm', packages: 'external', logLevel: 'error' })
-    process.once('exit', () => { try { rmSync(outfile, { force: true }) } catch { /* gone already */ } })
-    return `${sh(process.execPath)} ${sh(outfile)}`
+    try { esbuild = await import('esbuild') } catch { return `exec ${sh(process.execPath)} --import ${sh(TSX)} ${sh(CLI_BIN)}` }
+    const dir = await mkdtemp(join(tmpdir(), 'cwo-docs-bundle-'))
+    process.once('exit', () => { try { rmSync(dir, { recursive: true, force: true }) } catch { /* gone already */ } })
+    await copyFile(join(REPO, 'package.json'), join(dir, 'package.json'))
+    const outfile = join(dir, 'bin', 'cwo.mjs')
+    await esbuild.build({
+      entryPoints: [CLI_BIN], outfile, bundle: true, platform: 'node', format: 'esm', logLevel: 'error',
+      banner: { js: "import { createRequire as __cwoCreateRequire } from 'node:module'; const require = __cwoCreateRequire(import.meta.url);" },
+    })
+    // Node 22.1+ keeps the compiled bundle between cwo commands (older Nodes ignore the variable).
+    return `NODE_COMPILE_CACHE=${sh(join(dir, 'compile-cache'))} exec ${sh(process.execPath)} ${sh(outfile)}`
   })()
   return bundled
 }
@@ -62,7 +69,8 @@ export function buildScript(blocks: FencedBlock[], address: string): { script: s
     { text: 'trap \'printf "%s\\n" "$LINENO" > "$__DOCS_DIR/err-line"\' ERR' },
   ]
   for (const b of blocks.filter((x) => kindOf(x) === 'run')) {
-    origin.push({ text: `printf '%s\\n' ${b.line} > "$__DOCS_DIR/block"`, block: b.line })
+    // Also when each block started, to tell which ones take the time.
+    origin.push({ text: `printf '%s\\n' ${b.line} > "$__DOCS_DIR/block"; printf '%s %s\\n' ${b.line} "$EPOCHREALTIME" >> "$__DOCS_DIR/times"`, block: b.line })
     b.body.forEach((text, k) => origin.push({ text: text.replaceAll('http://localhost:3000', address), line: b.line + 1 + k, block: b.line }))
   }
   return { script: origin.map((l) => l.text).join('\n') + '\n', origin }
@@ -124,7 +132,7 @@ export async function runDocument(t: Teardown, path: string, options: RunOptions
   const marks = await mkdtemp(join(root, 'marks-'))
   // cwo's own default server is http://localhost:3000, which is the service here: unless the document says
   // otherwise (CWO_SERVER, --server), cwo reaches it as a reader's would reach theirs.
-  await writeFile(join(bin, 'cwo'), `#!/bin/sh\nCWO_SERVER="\${CWO_SERVER:-${address}}" exec ${await cwoCommand()} "$@"\n`)
+  await writeFile(join(bin, 'cwo'), `#!/bin/sh\nCWO_SERVER="\${CWO_SERVER:-${address}}" ${await cwoCommand()} "$@"\n`)
   await chmod(join(bin, 'cwo'), 0o755)
   const kubeconfig = join(root, 'kubeconfig-sim.yaml')
   await writeFile(kubeconfig, sim.kubeconfigYaml(), { mode: 0o600 })
@@ -147,9 +155,10 @@ export async function runDocument(t: Teardown, path: string, options: RunOptions
   const errLine = await readNumber(join(marks, 'err-line'))
   const failedLine = errLine !== undefined ? origin[errLine - 1]?.line : undefined
   const ok = result.exitCode === 0 && !result.timedOut
+  const slowest = await slowestBlocks(join(marks, 'times'), Date.now())
   const where = failedLine !== undefined ? `${name}:${failedLine} (block at line ${failedBlock})` : `${name}, block at line ${failedBlock ?? '?'}`
   const report = ok
-    ? `${name}: ${runnable} blocks ran in ${ms - setupMs} ms (starting the service and the simulator: ${setupMs} ms)`
+    ? `${name}: ${runnable} blocks ran in ${ms - setupMs} ms (starting the service and the simulator: ${setupMs} ms); slowest: ${slowest}`
     : [
         `${where}: ${result.timedOut ? `still running after ${options.timeoutMs ?? 90_000} ms, killed` : `exit code ${result.exitCode}`}`,
         origin[(errLine ?? 0) - 1]?.line !== undefined ? `  command: ${origin[errLine! - 1].text.trim()}` : '',
@@ -195,6 +204,17 @@ function sessionMembers(sid: number): number[] {
       return session === sid ? [Number(pid)] : []
     } catch { return [] }
   })
+}
+
+/** The three blocks that took longest, as "line 42 3.1 s", from the start times the script wrote. */
+async function slowestBlocks(path: string, endMs: number): Promise<string> {
+  let text: string
+  try { text = await readFile(path, 'utf8') } catch { return 'none' }
+  const starts = text.trim().split('\n').map((l) => { const [line, at] = l.split(' '); return { line, at: Number(at) * 1000 } })
+  return starts
+    .map((b, i) => ({ line: b.line, ms: (starts[i + 1]?.at ?? endMs) - b.at }))
+    .sort((a, b) => b.ms - a.ms).slice(0, 3)
+    .map((b) => `line ${b.line} ${(b.ms / 1000).toFixed(1)} s`).join(', ')
 }
 
 async function readNumber(path: string): Promise<number | undefined> {
