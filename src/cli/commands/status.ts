@@ -7,6 +7,7 @@ import { ok } from '../client.ts'
 import type { CommandContext } from '../context.ts'
 import { CliError, EXIT } from '../errors.ts'
 import { table } from '../output.ts'
+import type { NodeStatusPayload, NodeUpdate, RunComplete, StatusChange, StreamError } from '../runs/events.ts'
 import { clean } from '../runs/print.ts'
 import { readRun } from '../runs/wait.ts'
 import { followStream, type StreamEvent } from '../sse.ts'
@@ -14,7 +15,7 @@ import { resolveWorkflowId } from '../workflow-ref.ts'
 
 type Workflow = components['schemas']['Workflow']
 type CanvasNode = components['schemas']['CanvasNode']
-interface LiveStatus { state?: string; message?: string; ready?: string; action?: string; live_state?: string }
+type LiveStatus = Partial<NodeStatusPayload>
 
 const liveStatus = (n: CanvasNode): LiveStatus => {
   const s = (n.data as { _status?: unknown } | undefined)?._status
@@ -36,17 +37,18 @@ export function statusTable(wf: Workflow): string {
 
 /** The line a follower prints for an event, or null for one it does not show. */
 function eventLine(e: StreamEvent): string | null {
-  const d = e.data as Record<string, any> // eslint-disable-line @typescript-eslint/no-explicit-any
-  if (!d || typeof d !== 'object') return null
+  if (!e.data || typeof e.data !== 'object') return null
   switch (e.type) {
     case 'node_update': {
-      const s = (d.status ?? {}) as LiveStatus
-      return `${d.node_id} ${d.kind}: ${s.state}${s.ready ? ` ${s.ready}` : ''}${s.action ? ` (${s.action})` : ''}${s.message ? `, ${s.message}` : ''}`
+      const { node_id, kind, status: st } = e.data as NodeUpdate
+      return `${node_id} ${kind}: ${st.state}${st.ready ? ` ${st.ready}` : ''}${st.action ? ` (${st.action})` : ''}${st.message ? `, ${st.message}` : ''}`
     }
-    case 'status_change':
+    case 'status_change': {
+      const d = e.data as StatusChange
       return `${d.node_id} ${d.kind}/${d.name}${d.namespace ? ` (${d.namespace})` : ''}: ${d.old_status} -> ${d.new_status}${d.message ? `, ${d.message}` : ''}`
-    case 'error': return `error: ${d.error}`
-    case 'complete': return `run ${d.run_id} ${d.status}`
+    }
+    case 'error': return `error: ${(e.data as StreamError).error}`
+    case 'complete': { const d = e.data as RunComplete; return `run ${d.run_id} ${d.status}` }
     default: return null
   }
 }
@@ -81,7 +83,7 @@ export function registerStatus(program: Command, ctx: CommandContext): void {
         const line = clean(raw)
         emit(e, () => line)
         if (e.type !== 'complete') continue
-        const { run_id: runId, status } = e.data as { run_id: string; status: string }
+        const { run_id: runId, status } = e.data as RunComplete
         // A dry run (someone's `cwo diff`) changes nothing: the run this follows is a real one.
         const run = await readRun(s, id, runId)
         if (run.dry_run) continue

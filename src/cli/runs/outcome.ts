@@ -4,13 +4,14 @@ import type { CommandContext } from '../context.ts'
 import { CliError, EXIT } from '../errors.ts'
 import type { Session } from '../session.ts'
 import type { StreamEvent } from '../sse.ts'
+import type { NodeUpdate } from './events.ts'
 import { clean, diffText, outcomeLines, summaryLine } from './print.ts'
 import { isFinished, waitForRun, type Run } from './wait.ts'
 
 /** What an object of the run just did, as the apply reports it (node_update with an action), for stderr. */
 function progressLine(e: StreamEvent): string | null {
   if (e.type !== 'node_update') return null
-  const d = e.data as { node_id?: string; kind?: string; status?: { state?: string; action?: string; message?: string } } | null
+  const d = e.data as NodeUpdate | null
   if (!d?.status?.action) return null
   return clean(`  ${d.kind} of node ${d.node_id}: ${d.status.action}, ${d.status.state}${d.status.message ? ` (${d.status.message})` : ''}`)
 }

@@ -6,6 +6,7 @@ import type { components } from '../api/openapi.ts'
 import { ok } from '../client.ts'
 import { CliError, EXIT } from '../errors.ts'
 import type { Session } from '../session.ts'
+import type { RunComplete } from './events.ts'
 import { followStream, type StreamEvent } from '../sse.ts'
 
 export type Run = components['schemas']['Run']
@@ -56,7 +57,7 @@ export async function waitForRun(s: Session, workflowId: string, runId: string, 
         // `metadata` opens every connection: what ended while no stream was open is in the record.
         o.onEvent?.(e)
         if (e.type === 'metadata') await check()
-        else if (e.type === 'complete' && (e.data as { run_id?: unknown } | null)?.run_id === runId) await check()
+        else if (e.type === 'complete' && (e.data as RunComplete | null)?.run_id === runId) await check()
         if (finished) break
       }
     } catch (err) {
