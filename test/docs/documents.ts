@@ -58,3 +58,11 @@ function splitAnchor(target: string): [string, string | undefined] {
 export function documentNorunProblems(document: string): string[] {
   return norunProblems(document, fencedBlocks(readFileSync(join(REPO, document), 'utf8')))
 }
+
+/** The guides (docs/*.md) README.md does not link to: each must be reachable from the front page. */
+export function guidesNotLinkedFromReadme(readme = readFileSync(join(REPO, 'README.md'), 'utf8')): string[] {
+  const linked = new Set(links(readme)
+    .filter((l) => !isExternal(l.target))
+    .map((l) => relative(REPO, resolve(REPO, decodeURIComponent(splitAnchor(l.target)[0])))))
+  return documents().filter((d) => d !== 'README.md' && !linked.has(d))
+}
