@@ -5,7 +5,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { anchors, fencedBlocks, kindOf, links, norunProblems, slug } from './markdown.ts'
-import { documents, guidesNotLinkedFromReadme, linkProblems } from './documents.ts'
+import { documents, guidesNotLinkedFromReadme, linkProblems, share } from './documents.ts'
 import { runDocument } from './run-document.ts'
 
 const dir = await mkdtemp(join(tmpdir(), 'cwo-docs-test-'))
@@ -61,6 +61,11 @@ t.test('relative links must reach a file and, for Markdown, a heading', async (t
   t.match(problems[0], /^a\.md:3: missing\.md: missing\.md does not exist$/)
   t.match(problems[1], /^a\.md:3: b\.md#nowhere: b\.md has no heading with the anchor #nowhere$/)
   t.match(problems[2], /leaves the repository/)
+})
+
+t.test('the two test files share the documents: each once', async (t) => {
+  t.same([...share(0), ...share(1)].sort(), [...documents()].sort())
+  t.ok(share(0).includes('docs/cli.md') !== share(1).includes('docs/cli.md'))
 })
 
 t.test('a guide the README does not link to is named', async (t) => {
