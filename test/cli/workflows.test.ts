@@ -61,7 +61,7 @@ t.test('any graph the API can answer is written and read back the same, byte for
   t.pass('100 graphs')
 })
 
-t.test('apply -f creates, then unchanged (no new version), then configured with a new version', async (t) => {
+t.test('apply -f creates, then unchanged (nothing written), then configured; it records no version (runs do)', async (t) => {
   const path = join(w.dir, 'web.yaml')
   await writeFile(path, fileText('web'))
   const first = await w.cwo(['workflows', 'apply', '-f', path])
@@ -69,7 +69,7 @@ t.test('apply -f creates, then unchanged (no new version), then configured with 
   t.equal(first.stdout, 'workflow/web created\n')
   const [created] = await byName('web')
   const wf = await api('GET', `/v1/api/workflows/${created.id}`)
-  t.equal(wf.current_version, 1, 'the applied graph is version 1')
+  t.equal(wf.current_version, 0, 'no version: the first run records one')
   t.equal(wf.description, 'the web tier')
   t.equal(wf.cluster_id, 'sim')
   t.same(wf.nodes.map((n: Json) => n.id), ['cm', 'web'])
@@ -80,7 +80,7 @@ t.test('apply -f creates, then unchanged (no new version), then configured with 
   t.equal(again.code, 0, again.stderr)
   t.equal(again.stdout, 'workflow/web unchanged\n')
   const after = await api('GET', `/v1/api/workflows/${created.id}`)
-  t.equal(after.current_version, 1, 'no new version')
+  t.equal(after.current_version, 0, 'no version')
   t.equal(after.updated_at, wf.updated_at, 'nothing written')
 
   await writeFile(path, fileText('web').replace('replicas: 1', 'replicas: 3'))
@@ -88,14 +88,14 @@ t.test('apply -f creates, then unchanged (no new version), then configured with 
   t.equal(changed.code, 0, changed.stderr)
   t.match(changed.stderr, 'workflow/web configured')
   const answered = JSON.parse(changed.stdout)
-  t.equal(answered.current_version, 2, 'a new version, answered whole with -o json')
+  t.equal(answered.current_version, 0, 'answered whole with -o json, still no version')
   t.equal(answered.nodes[1].data.replicas, 3)
 
   const desc = await w.cwo(['workflows', 'apply', '-f', '-'], { stdin: fileText('web').replace('replicas: 1', 'replicas: 3').replace('the web tier', 'the front') })
   t.equal(desc.stdout, 'workflow/web configured\n', desc.stderr)
   const last = await api('GET', `/v1/api/workflows/${created.id}`)
   t.equal(last.description, 'the front')
-  t.equal(last.current_version, 2, 'a description change is no new version of the graph')
+  t.equal(last.current_version, 0)
   t.equal((await byName('web')).length, 1, 'one workflow of that name throughout')
 
   // A graph the API refuses, with a new description: neither is applied.
@@ -105,7 +105,7 @@ t.test('apply -f creates, then unchanged (no new version), then configured with 
   const kept = await api('GET', `/v1/api/workflows/${created.id}`)
   t.equal(kept.description, 'the front', 'the description put back')
   t.same(kept.nodes, last.nodes, 'the graph as it was')
-  t.equal(kept.current_version, 2)
+  t.equal(kept.current_version, 0)
 })
 
 t.test('a malformed file is refused naming the field, and nothing is created', async (t) => {

@@ -52,9 +52,11 @@ function summary(wf: Workflow, cluster: string | null): string {
 export type ApplyResult = 'created' | 'configured' | 'unchanged'
 
 /**
- * Makes the caller's workflow of the file's name what the file says. A new one is created, its graph saved
- * and recorded as version 1; an existing one gets a save and a new version only when its graph differs, and
- * an update only when description or cluster do. Nothing differs: nothing is written.
+ * Makes the caller's workflow of the file's name what the file says. A new one is created and its graph
+ * saved; an existing one gets a save only when its graph differs, and an update only when description or
+ * cluster do. Nothing differs: nothing is written. Like the canvas's save, apply records no version: every
+ * run records the version it deploys (API.md §3), so versions stay the history of what was deployed,
+ * without a second copy of each graph.
  */
 export async function applyWorkflowFile(s: Session, file: WorkflowFile): Promise<{ result: ApplyResult; workflow: Workflow }> {
   const graph = { nodes: file.nodes, edges: file.edges }
@@ -63,7 +65,6 @@ export async function applyWorkflowFile(s: Session, file: WorkflowFile): Promise
     const created = await ok(s.server, s.client.POST('/v1/api/workflows', { body: { name: file.name, description: file.description, cluster_id: file.cluster ?? null } }))
     try {
       await ok(s.server, s.client.POST('/v1/api/workflows/{id}/save', { params: { path: { id: created.id } }, body: graph }))
-      await ok(s.server, s.client.POST('/v1/api/workflows/{id}/versions', { params: { path: { id: created.id } }, body: { description: 'applied by cwo' } }))
     } catch (err) {
       // The file as a whole or nothing: a graph the API refuses leaves no empty workflow behind.
       await s.client.DELETE('/v1/api/workflows/{id}', { params: { path: { id: created.id } } }).catch(() => undefined)
@@ -87,7 +88,6 @@ export async function applyWorkflowFile(s: Session, file: WorkflowFile): Promise
       if (fieldsChanged) await s.client.PUT('/v1/api/workflows/{id}', { ...path, body: { description: current.description, cluster_id: current.cluster_id } }).catch(() => undefined)
       throw err
     }
-    await ok(s.server, s.client.POST('/v1/api/workflows/{id}/versions', { ...path, body: { description: 'applied by cwo' } }))
   }
   return { result: 'configured', workflow: await ok(s.server, s.client.GET('/v1/api/workflows/{id}', path)) }
 }

@@ -33,9 +33,19 @@ function objectName(o: { kind: string; name: string; namespace: string | null })
   return clean(`${o.kind}/${o.name}${o.namespace ? ` (${o.namespace})` : ''}`)
 }
 
+/**
+ * The action and the message, without saying the action twice: the API's message often starts with it
+ * ("configured", "unchanged: the cluster already matches").
+ */
+function outcome(action: string, message: string | null | undefined): string {
+  if (!message) return action
+  const text = clean(message)
+  return text === action || text.startsWith(`${action}:`) || text.startsWith(`${action},`) ? text : `${action}, ${text}`
+}
+
 /** One line per object of the run: `Kind/name (namespace): action, message`. */
 export function outcomeLines(run: Run): string {
-  return run.nodes.map((n) => `${objectName(n)}: ${n.action}${n.message ? `, ${clean(n.message)}` : ''}\n`).join('')
+  return run.nodes.map((n) => `${objectName(n)}: ${outcome(n.action, n.message)}\n`).join('')
 }
 
 /** The run's last line: its id, status, version and how long it took. */
