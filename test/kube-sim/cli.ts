@@ -2,7 +2,7 @@
 // `--git` and `--registry` also serve, on loopback, what an image build needs and a laptop without internet
 // lacks: a Git repository holding a Dockerfile, and a registry with a login to push to (the same servers the
 // build tests use). `--vars-file <path>` writes every address and login as shell variables, so a walkthrough
-// can source them instead of copying random ports by hand (README "An image build on the simulator"); it is
+// can source them instead of copying random ports by hand (docs/builds.md, "Trying a build on the simulator"); it is
 // not `--env-file` because Node 20 takes that flag for itself even after the script's name.
 import { parseArgs } from 'node:util'
 import { writeFile, rm } from 'node:fs/promises'
