@@ -2,6 +2,7 @@
 import type { Command } from 'commander'
 import type { CommandContext } from '../context.ts'
 import { registerAuth } from './auth.ts'
+import { registerClusters } from './clusters.ts'
 import { registerWorkflows } from './workflows.ts'
 import { registerRun } from './run.ts'
 import { registerStatus } from './status.ts'
@@ -16,6 +17,7 @@ export type RegisterCommands = (program: Command, ctx: CommandContext) => void
 
 export const commandGroups: RegisterCommands[] = [
   registerAuth,
+  registerClusters,
   registerWorkflows,
   registerRun,
   registerStatus,
