@@ -1,4 +1,4 @@
-// `.env` in the working directory, when there is one (the README and .env.example say to copy it there).
+// `.env` in the working directory, when there is one (docs/configuration.md and .env.example say to copy it there).
 // Variables already in the environment win over the file, so an operator's explicit setting always counts.
 import { loadEnvFile } from 'node:process'
 

@@ -17,7 +17,7 @@ export interface WiringRule {
   name: string
   from: readonly NodeType[]
   to: readonly NodeType[]
-  /** What the edge does, for the README and diagnostics. */
+  /** What the edge does, for the docs and diagnostics. */
   effect: string
 }
 
