@@ -86,7 +86,8 @@ export async function* followStream(session: Session, path: string, o: FollowOpt
   }
 }
 
-function pause(ms: number, signal: AbortSignal): Promise<void> {
+/** Resolves after `ms`, or at once when `signal` aborts (never rejects: the caller checks the signal). */
+export function pause(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     const timer = setTimeout(done, ms)
     function done() { clearTimeout(timer); signal.removeEventListener('abort', done); resolve() }

@@ -1,4 +1,5 @@
 // cwo exec RESOURCE [-c CONTAINER] [--pod POD] [-i] -- CMD [ARGS...]
+import { text as readAll } from 'node:stream/consumers'
 import type { Command } from 'commander'
 import type { CommandContext } from '../context.ts'
 import { CliError, EXIT } from '../errors.ts'
@@ -6,13 +7,6 @@ import { resolveResourceId, resourceFilterOptions, type ResourceFilters } from '
 import { runInTerminal } from '../pods/terminal.ts'
 
 interface ExecOptions extends ResourceFilters { container?: string; pod?: string; stdin?: boolean }
-
-async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
-  let text = ''
-  stream.setEncoding('utf8')
-  for await (const chunk of stream) text += chunk
-  return text
-}
 
 export function registerExec(program: Command, ctx: CommandContext): void {
   resourceFilterOptions(program.command('exec')

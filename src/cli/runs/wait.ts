@@ -7,7 +7,7 @@ import { ok } from '../client.ts'
 import { CliError, EXIT } from '../errors.ts'
 import type { Session } from '../session.ts'
 import type { RunComplete } from './events.ts'
-import { followStream, type StreamEvent } from '../sse.ts'
+import { followStream, pause, type StreamEvent } from '../sse.ts'
 
 export type Run = components['schemas']['Run']
 
@@ -82,10 +82,3 @@ export async function waitForRun(s: Session, workflowId: string, runId: string, 
   throw new CliError(`timed out waiting for run ${runId}; it goes on on the server (cwo status ${o.workflowRef ?? workflowId} -w follows it)`, EXIT.failed)
 }
 
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms)
-    function done() { clearTimeout(timer); signal.removeEventListener('abort', done); resolve() }
-    signal.addEventListener('abort', done, { once: true })
-  })
-}
