@@ -3,12 +3,18 @@
 // line of JSON), `: ping` comments every SSE_HEARTBEAT_MS so proxies keep the connection, and an end on
 // client disconnect or hub close (shutdown).
 //
-// Backpressure: a frame is written only when the socket drained the previous one, so the socket buffer
-// holds at most one frame beyond its high-water mark; a client that cannot keep up fills its bounded hub
-// buffer instead, and events are dropped there (spec delivery rule 2), never queued without bound.
+// Every byte goes through the reply object (API.md §14): it alone knows when the status line and headers
+// have reached the socket, so a frame written beside it can overtake them (Node 24.22 sends the head later
+// than 24.21 did, and replayed frames overtook it on every connection). The same code serves HTTP/1.1
+// (ServerResponse) and HTTP/2 (Http2ServerResponse, where the "socket" is the shared session's).
+//
+// Backpressure: a frame is written only when the reply drained the previous one, so its buffer holds at
+// most one frame beyond its high-water mark; a client that cannot keep up fills its bounded hub buffer
+// instead, and events are dropped there (spec delivery rule 2), never queued without bound.
 import { once } from 'node:events'
 import type { ServerResponse } from 'node:http'
-import type { Socket } from 'node:net'
+import type { Http2ServerResponse } from 'node:http2'
+import type { Writable } from 'node:stream'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { StreamEvent, StreamHub, Subscription } from './stream-hub.ts'
 import type { UserLimits } from '../services/user-limits.ts'
@@ -57,23 +63,19 @@ export function frame(id: number, type: string, data: unknown, retryMs?: number)
   return `${retryMs !== undefined ? `retry: ${retryMs}\n` : ''}id: ${id}\nevent: ${type}\ndata: ${json}\n\n`
 }
 
-// A hub event object is shared by all subscribers of its key in this process: encode it once, both as
-// the frame and as the HTTP/1.1 chunk carrying it.
-interface Encoded { frame: Buffer; chunk: Buffer }
-const encoded = new WeakMap<StreamEvent, Encoded>()
-const asChunk = (bytes: Buffer) => Buffer.concat([Buffer.from(`${bytes.length.toString(16)}\r\n`), bytes, Buffer.from('\r\n')])
-function encode(event: StreamEvent): Encoded {
+// A hub event object is shared by all subscribers of its key in this process: encode it once.
+const encoded = new WeakMap<StreamEvent, Buffer>()
+function encode(event: StreamEvent): Buffer {
   let bytes = encoded.get(event)
   if (!bytes) {
-    const f = Buffer.from(frame(event.id, event.type, event.data))
-    bytes = { frame: f, chunk: asChunk(f) }
+    bytes = Buffer.from(frame(event.id, event.type, event.data))
     encoded.set(event, bytes)
   }
   return bytes
 }
 
 // Per dialect: a WeakMap per reframe function, holding null for an event the dialect leaves out.
-const reframed = new WeakMap<Reframe, WeakMap<StreamEvent, Encoded | null>>()
+const reframed = new WeakMap<Reframe, WeakMap<StreamEvent, Buffer | null>>()
 const plainJson = (data: unknown) => data instanceof RawJson ? JSON.parse(data.text) as unknown : data
 const ONE_LINE = /\r\n|\r|\n/g
 
@@ -85,21 +87,19 @@ export function reframedFrame(reframe: Reframe, id: number, type: string, data: 
   return frame(id, out.type, out.data, retryMs)
 }
 
-function encodeIn(reframe: Reframe, event: StreamEvent): Encoded | null {
+function encodeIn(reframe: Reframe, event: StreamEvent): Buffer | null {
   let cache = reframed.get(reframe)
   if (!cache) { cache = new WeakMap(); reframed.set(reframe, cache) }
   let bytes = cache.get(event)
   if (bytes === undefined) {
     const text = reframedFrame(reframe, event.id, event.type, event.data)
-    const f = text === null ? null : Buffer.from(text)
-    bytes = f && { frame: f, chunk: asChunk(f) }
+    bytes = text === null ? null : Buffer.from(text)
     cache.set(event, bytes)
   }
   return bytes
 }
 
-const PING_FRAME = Buffer.from(': ping\n\n')
-const PING: Encoded = { frame: PING_FRAME, chunk: asChunk(PING_FRAME) }
+const PING = Buffer.from(': ping\n\n')
 
 // One timer per heartbeat period for all streams, not one per stream: 10,000 streams are 10,000 timers
 // otherwise. A stream that opened just before a tick gets its first ping early, which is harmless.
@@ -128,7 +128,6 @@ export const SSE_HEADERS = {
   'content-type': 'text/event-stream',
   'cache-control': 'no-cache',
   'x-accel-buffering': 'no',
-  connection: 'keep-alive',
 } as const
 
 /**
@@ -149,9 +148,7 @@ export async function serveStream(req: FastifyRequest, reply: FastifyReply, opts
     if (req.raw.method === 'HEAD') {
       sub.close()
       reply.hijack()
-      // Not `Connection: keep-alive`: the connection is Node's to keep or close as for any reply.
-      const { connection: _, ...headers } = SSE_HEADERS
-      reply.raw.writeHead(200, { ...replyHeaders(reply), ...headers })
+      reply.raw.writeHead(200, { ...replyHeaders(reply), ...SSE_HEADERS })
       reply.raw.end()
       return
     }
@@ -167,24 +164,29 @@ export async function serveStream(req: FastifyRequest, reply: FastifyReply, opts
   const heartbeatMs = opts.heartbeatMs ?? config?.SSE_HEARTBEAT_MS ?? DEFAULT_HEARTBEAT_MS
 
   reply.hijack()
-  const res = reply.raw
-  const socket = req.raw.socket
-  socket.setNoDelay(true)
-  socket.setKeepAlive(true)
+  const res = reply.raw as ServerResponse | Http2ServerResponse
+  // What tells whether the client is gone and whether writes back up: the response itself on HTTP/1.1,
+  // the request's own stream (not the shared session) on HTTP/2.
+  const out: Writable & { destroyed: boolean } = 'stream' in res ? res.stream : res
+  if (req.raw.httpVersionMajor === 1) {
+    const socket = req.raw.socket
+    socket.setNoDelay(true)
+    socket.setKeepAlive(true)
+  }
+  // On HTTP/1.1 the body ends with the connection (`Connection: close`) rather than being chunked: a
+  // frame is then one socket write where chunked encoding makes four, and the fan-out to thousands of
+  // subscribers stays near what writing beside the reply cost (bench/stream.ts). A stream is long-lived,
+  // so the connection it cannot hand back is no loss; HTTP/2 multiplexes anyway.
+  if (req.raw.httpVersionMajor === 1) (res as ServerResponse).useChunkedEncodingByDefault = false
   res.writeHead(200, { ...replyHeaders(reply), ...SSE_HEADERS })
 
-  // The first frame goes through the response (it sends the headers). Later frames go to the socket as
-  // the response would write them (one chunk each when chunked), from bytes encoded once per event:
-  // ServerResponse.write makes three socket writes per frame, most of the cost of a 10,000-subscriber
-  // fan-out. res.end() still writes the last chunk, so the stream ends as any response does.
-  const chunked = (res as unknown as { chunkedEncoding?: boolean }).chunkedEncoding === true
-  const send = (bytes: Encoded): boolean => socket.write(chunked ? bytes.chunk : bytes.frame)
+  const send = (bytes: Buffer | string): boolean => (res as ServerResponse).write(bytes)
   let closed = false
-  const gone = () => closed || res.destroyed || socket.destroyed
+  const gone = () => closed || out.destroyed || req.raw.socket?.destroyed === true
   const stopHeartbeat = onHeartbeat(heartbeatMs, () => {
     if (gone()) { end(); return }
     // A ping behind a backlog says nothing and would grow it.
-    if (!socket.writableNeedDrain) send(PING)
+    if (!out.writableNeedDrain) send(PING)
   })
   const end = () => {
     if (closed) return
@@ -200,20 +202,20 @@ export async function serveStream(req: FastifyRequest, reply: FastifyReply, opts
   res.on('close', end)
   res.on('error', end)
   // The client may have left while the snapshot was read, before there was a listener to tell.
-  if (socket.destroyed || req.raw.destroyed) end()
+  if (gone()) end()
 
   try {
     const { reframe } = opts
     // Sent even when a dialect leaves the snapshot out: the retry delay must reach the client, and the
     // first write is what sends the headers.
     const first = reframe ? reframedFrame(reframe, sub.since, 'metadata', metadata, RETRY_MS) ?? `retry: ${RETRY_MS}\n\n` : frame(sub.since, 'metadata', metadata, RETRY_MS)
-    if (!gone() && !res.write(first)) await drained(res, socket, sub)
+    if (!gone() && !send(first)) await drained(res, out, sub)
     for await (const event of sub as AsyncIterable<StreamEvent>) {
       if (gone() || sub.closed) break
       const bytes = reframe ? encodeIn(reframe, event) : encode(event)
       if (!bytes) continue
       sent++
-      if (!send(bytes)) await drained(res, socket, sub)
+      if (!send(bytes)) await drained(res, out, sub)
     }
   } finally {
     end()
@@ -234,12 +236,12 @@ function replyHeaders(reply: FastifyReply): Record<string, string | number | str
   return headers
 }
 
-/** Waits for the socket to drain, or for the stream to end meanwhile. */
-async function drained(res: ServerResponse, socket: Socket, sub: Subscription): Promise<void> {
-  if (res.destroyed || socket.destroyed || sub.closed) return
+/** Waits for the reply to drain, or for the stream to end meanwhile. */
+async function drained(res: ServerResponse | Http2ServerResponse, out: Writable & { destroyed: boolean }, sub: Subscription): Promise<void> {
+  if (out.destroyed || sub.closed) return
   const ac = new AbortController()
   try {
-    await Promise.race([once(socket, 'drain', { signal: ac.signal }), once(res, 'close', { signal: ac.signal }), sub.done])
+    await Promise.race([once(res, 'drain', { signal: ac.signal }), once(res, 'close', { signal: ac.signal }), sub.done])
   } catch { /* aborted */ } finally {
     ac.abort()
   }

@@ -91,13 +91,34 @@ t.test('HTTP/1.0: plain frames, no chunk sizes', async (t) => {
   t.equal(body, 'retry: 3000\nid: 0\nevent: metadata\ndata: {"key":"old"}\n\nid: 1\nevent: node_update\ndata: {"n":1}\n\n')
 })
 
-t.test('HTTP/1.1: each frame one chunk', async (t) => {
+t.test('HTTP/1.1: plain frames written through the reply, the body ending with the connection', async (t) => {
   const c = request('/s/new')
   t.teardown(() => c.socket.destroy())
   await waitFor('metadata', () => c.text().includes('event: metadata'))
   hub.publish('new', 'node_update', { n: 2 })
   await waitFor('event', () => c.text().includes('event: node_update'))
-  const frame = 'id: 1\nevent: node_update\ndata: {"n":2}\n\n'
-  t.ok(c.text().endsWith(`\r\n${Buffer.byteLength(frame).toString(16)}\r\n${frame}\r\n`), 'chunk size, frame, CRLF')
-  t.match(c.text(), /transfer-encoding: chunked/i)
+  const [head, body] = c.text().split('\r\n\r\n')
+  t.match(head, /^HTTP\/1\.1 200 OK\r\n/)
+  t.match(head, /\r\nconnection: close/i)
+  t.notMatch(head, /transfer-encoding/i)
+  t.equal(body, 'retry: 3000\nid: 0\nevent: metadata\ndata: {"key":"new"}\n\nid: 1\nevent: node_update\ndata: {"n":2}\n\n')
+})
+
+t.test('replayed frames never overtake the status line (300 connections resuming from Last-Event-ID 0)', async (t) => {
+  for (let i = 1; i <= 5; i++) hub.publish('replayed', 'node_update', { i })
+  let before = 0
+  for (let i = 0; i < 300; i++) {
+    const socket = net.connect({ host: '127.0.0.1', port })
+    let text = ''
+    socket.setEncoding('utf8')
+    const whole = new Promise<void>((resolve) => socket.on('data', (chunk: string) => {
+      text += chunk
+      if (text.split('event: node_update').length > 5) resolve()
+    }))
+    socket.write('GET /s/replayed HTTP/1.1\r\nHost: test\r\nLast-Event-ID: 0\r\n\r\n')
+    await whole
+    socket.destroy()
+    if (!text.startsWith('HTTP/1.1 200 OK\r\n')) before++
+  }
+  t.equal(before, 0, 'no connection got a frame before its status line')
 })
