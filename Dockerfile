@@ -1,6 +1,7 @@
 # syntax=docker/dockerfile:1
+# Both stages run the exact Node that .nvmrc names (what CI runs); bump them together.
 # Stage 1: compile the TypeScript sources to JavaScript with the dev toolchain, then drop dev dependencies.
-FROM node:24-bookworm-slim AS build
+FROM node:24.22.3-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
@@ -12,7 +13,7 @@ COPY scripts ./scripts
 RUN npm run build && npm prune --omit=dev --no-audit --no-fund
 
 # Stage 2: the runtime, compiled JavaScript only, as the unprivileged `node` user.
-FROM node:24-bookworm-slim
+FROM node:24.22.3-bookworm-slim
 ENV NODE_ENV=production HOST=0.0.0.0 PORT=3000 DATA_DIR=/data
 WORKDIR /app
 COPY --from=build /app/node_modules ./node_modules

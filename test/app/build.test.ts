@@ -81,10 +81,12 @@ t.test('docker-compose.yml requires JWT_SECRET and ENCRYPTION_KEY with a message
   t.equal(api.environment?.NODE_ENV, 'production')
 })
 
-t.test('the Dockerfile runs the compiled server on Node 24, unprivileged, with a volume and a PORT-aware health check', async (t) => {
+t.test('the Dockerfile runs the compiled server on the Node CI runs (.nvmrc), unprivileged, with a volume and a PORT-aware health check', async (t) => {
   const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8')
+  const pinned = readFileSync(join(root, '.nvmrc'), 'utf8').trim()
+  t.match(pinned, /^24\.\d+\.\d+$/, '.nvmrc names one exact Node 24')
   const from = [...dockerfile.matchAll(/^FROM\s+(\S+)/gm)].map((m) => m[1])
-  t.ok(from.length >= 2 && from.every((image) => /^node:24[-.]/.test(image!)), `every stage is node:24 (${from.join(', ')})`)
+  t.ok(from.length >= 2 && from.every((image) => image === `node:${pinned}-bookworm-slim`), `every stage is node:${pinned} (${from.join(', ')})`)
   t.match(dockerfile, /^RUN npm run build\b/m)
   t.match(dockerfile, /^CMD \["node", "dist\/src\/server\.js"\]$/m)
   t.match(dockerfile, /^USER node$/m)
