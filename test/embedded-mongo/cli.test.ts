@@ -85,7 +85,7 @@ t.test('a data directory locked by a live process', async (t) => {
 const run = promisify(execFile)
 
 /** A tmpfs with no free page left, or why there cannot be one here. */
-async function fullFilesystem(t: Test): Promise<string | { mnt: string }> {
+async function fullFilesystem(): Promise<string | { mnt: string }> {
   if (process.platform !== 'linux') return 'mounting a tmpfs needs Linux'
   const mnt = await mkdtemp(join(tmpdir(), 'embedded-mongo-cli-full-'))
   try {
@@ -107,10 +107,11 @@ async function fullFilesystem(t: Test): Promise<string | { mnt: string }> {
   return { mnt }
 }
 
-t.test('a data directory on a full disk (ENOSPC)', async (t) => {
-  const fs = await fullFilesystem(t)
-  if (typeof fs === 'string') return t.skip(fs)
-  const dataDir = join(fs.mnt, 'data')
+const full = await fullFilesystem()
+
+t.test('a data directory on a full disk (ENOSPC)', { skip: typeof full === 'string' ? full : false }, async (t) => {
+  if (typeof full === 'string') return
+  const dataDir = join(full.mnt, 'data')
   const out = await runCli({ DATA_DIR: dataDir })
   expectOneLine(t, out, new RegExp(`^\\[error\\] could not start: ENOSPC: .*: the disk holding DATA_DIR \\(${dataDir}\\) is full; free some space and start again$`))
 })
