@@ -1,11 +1,14 @@
 // Short of space for a snapshot, but not for the journal: compaction fails, is logged once and backs off
 // (journal growth or time), writes keep succeeding, and only a journal append that fails with ENOSPC
 // refuses a write (OutOfDiskSpace; the service answers 507 {error}). The disk is a size-limited stub at
-// the storage's write seams (journal appends and snapshot writes); everything else is the real code.
+// the storage's write seams (journal appends and snapshot writes); everything else is the real code. The
+// last case uses a real small tmpfs instead, where this machine lets the test mount one.
+import { execFile } from 'node:child_process'
 import type { FileHandle } from 'node:fs/promises'
-import { mkdtemp, rm, stat } from 'node:fs/promises'
+import { mkdir, mkdtemp, rm, rmdir, stat, statfs, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { promisify } from 'node:util'
 import t, { type Test } from 'tap'
 import { MongoClient } from 'mongodb'
 import { Catalog } from '../../src/embedded-mongo/catalog.ts'
@@ -199,4 +202,60 @@ t.test('through the service: writes succeed while only compaction fails; a journ
   journalFull.on = false
   const read = await app.inject({ url: `/v1/api/workflows/${id}`, headers: alice.headers })
   t.equal(read.json().description, 'd'.repeat(500), 'the refused save is not visible')
+})
+
+const run = promisify(execFile)
+
+/** A small tmpfs (real ENOSPC, no stub), or why there cannot be one here. */
+async function smallFilesystem(bytes: number): Promise<string | { mnt: string; unmount: () => Promise<void> }> {
+  if (process.platform !== 'linux') return 'mounting a tmpfs needs Linux'
+  const mnt = await mkdtemp(join(tmpdir(), 'embedded-mongo-space-tmpfs-'))
+  try {
+    await run('mount', ['-t', 'tmpfs', '-o', `size=${bytes},mode=0700`, 'tmpfs', mnt])
+  } catch (err) {
+    await rmdir(mnt)
+    return `cannot mount a tmpfs here (${String((err as { stderr?: string }).stderr ?? (err as Error).message).trim()}); the stubbed disk above covers the logic`
+  }
+  return { mnt, unmount: async () => { await run('umount', [mnt]); await rmdir(mnt) } }
+}
+
+const tmpfs = await smallFilesystem(2 * 1024 * 1024)
+if (typeof tmpfs !== 'string') t.teardown(tmpfs.unmount)
+
+t.test('a real filesystem with room for the journal but not for a snapshot', { skip: typeof tmpfs === 'string' ? tmpfs : false }, async (t) => {
+  if (typeof tmpfs === 'string') return
+  const dir = join(tmpfs.mnt, 'data')
+  await mkdir(dir)
+  const errors: string[] = []
+  const server = await startEmbeddedMongoServer({
+    storage: 'disk', dataDir: dir, compactJournalBytes: COMPACT_AT,
+    logger: { info: () => undefined, warn: () => undefined, error: (m) => errors.push(m) },
+  })
+  const client = await MongoClient.connect(server.uri, { serverSelectionTimeoutMS: 5000 })
+  t.teardown(async () => { await client.close(); await server.close() })
+  const docs = client.db('app').collection<{ _id: number; pad: string; n?: number }>('docs')
+  await docs.insertMany(Array.from({ length: 100 }, (_, i) => ({ _id: i, pad: pad(i) })))
+  await (server.storage as DiskStorage).compactNow()
+  const snapshotBytes = (await stat(join(dir, 'snapshot.bin'))).size
+  // Leave the journal room to pass the snapshot's size, then 48 KiB: no snapshot fits after that.
+  const { bavail, bsize } = await statfs(tmpfs.mnt)
+  await writeFile(join(tmpfs.mnt, 'filler'), Buffer.alloc(Number(bavail) * Number(bsize) - (snapshotBytes + 48 * 1024)))
+  let acknowledged = 0
+  let refused: unknown
+  for (let i = 0; i < 1000 && !refused; i++) {
+    try {
+      await docs.updateOne({ _id: i % 100 }, { $set: { pad: pad(1000 + i), n: i } })
+      acknowledged++
+    } catch (err) {
+      refused = err
+    }
+  }
+  const compactionErrors = errors.filter((e) => /compaction failed/.test(e))
+  t.equal(compactionErrors.length, 1, `one compaction error logged over ${acknowledged} writes`)
+  t.match(compactionErrors[0], /compaction failed \(ENOSPC\)/)
+  const attempts = (server.storage as DiskStorage).compactions.attempts
+  const bound = 1 + Math.ceil(Math.log2((await stat(join(dir, 'journal-1.bin'))).size / COMPACT_AT + 1))
+  t.ok(attempts >= 1 && attempts <= bound, `compaction tried ${attempts} times (at most ${bound})`)
+  t.match(refused, { code: 14031 }, 'a write is refused once the journal cannot grow')
+  t.ok(acknowledged > snapshotBytes / 1100, `${acknowledged} writes acknowledged before that`)
 })
