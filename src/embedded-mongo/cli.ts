@@ -5,13 +5,14 @@
 //                     authentication, so TCP lets any local process in)
 //   EMBEDDED_DB_HOST  TCP listen address (default 127.0.0.1; only with EMBEDDED_DB_PORT)
 // Prints exactly one line on stdout: the mongodb:// URI. Logs go to stderr. A data directory that is
-// damaged or in use stops it with one line on stderr and exit code 1.
+// damaged, in use, not writable or on a full disk stops it with one line on stderr and exit code 1.
 //
 // `npm run embedded-db -- repair DATA_DIR [BACKUP_DIR]` salvages a data directory start-up refused
 // (storage/repair.ts) and prints what it kept and what it could not. The copy made first goes to
 // BACKUP_DIR (which must not exist yet), by default DATA_DIR.bak-<UTC timestamp> next to it.
 import { startEmbeddedMongo, DataDirectoryDamagedError, DataDirectoryInUseError } from './index.ts'
 import { describeRepair, repairDataDirectory } from './storage/repair.ts'
+import { startupFailure } from './startup-failure.ts'
 
 const log = (level: string) => (msg: string): void => { process.stderr.write(`[${level}] ${msg}\n`) }
 const logger = { info: log('info'), warn: log('warn'), error: log('error') }
@@ -47,17 +48,17 @@ if (portVar !== undefined && (portVar === '' || !Number.isInteger(port) || port 
   process.exit(2)
 }
 
+const dataDir = storage === 'disk' ? (process.env.DATA_DIR ?? './data') : undefined
 const server = await startEmbeddedMongo({
   storage,
-  dataDir: storage === 'disk' ? (process.env.DATA_DIR ?? './data') : undefined,
+  dataDir,
   tcp: portVar === undefined ? undefined : { host: process.env.EMBEDDED_DB_HOST ?? '127.0.0.1', port },
   logger,
 }).catch((err: unknown) => {
-  if (err instanceof DataDirectoryDamagedError || err instanceof DataDirectoryInUseError) {
-    logger.error(err.message)
-    process.exit(1)
-  }
-  throw err
+  const line = startupFailure(err, dataDir)
+  if (line === undefined) throw err // not an operator's problem: a bug, whose stack helps
+  logger.error(line)
+  process.exit(1)
 })
 process.stdout.write(`${server.uri}\n`)
 

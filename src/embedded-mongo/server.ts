@@ -14,7 +14,7 @@ import { Catalog } from './catalog.ts'
 import { CursorRegistry } from './cursors.ts'
 import { serveConnection } from './connection.ts'
 import type { Logger, ServerState, ServerStats } from './state.ts'
-import { DiskStorage, type JournalWriter, type RecoveryReport } from './storage/disk-storage.ts'
+import { DiskStorage, type JournalWriter, type RecoveryReport, type SnapshotWriter } from './storage/disk-storage.ts'
 import { MemoryStorage, type Storage } from './storage/storage.ts'
 import { TtlSweeper } from './ttl-sweeper.ts'
 
@@ -42,6 +42,8 @@ export interface EmbeddedMongoServerOptions extends EmbeddedMongoOptions {
   compactJournalBytes?: number
   /** Tests only: how journal appends are written, to simulate a full disk. */
   journalWriter?: JournalWriter
+  /** Tests only: how snapshots are written, to simulate a disk too full for one. */
+  snapshotWriter?: SnapshotWriter
 }
 
 export interface EmbeddedMongoServer extends EmbeddedMongo {
@@ -90,7 +92,7 @@ export async function startEmbeddedMongoServer(opts: EmbeddedMongoServerOptions)
   let catalog: Catalog
   if (opts.storage === 'disk') {
     if (!opts.dataDir) throw new Error("embedded-mongo: storage 'disk' requires dataDir")
-    const disk = new DiskStorage({ dir: opts.dataDir, compactJournalBytes: opts.compactJournalBytes, journalWriter: opts.journalWriter, logger })
+    const disk = new DiskStorage({ dir: opts.dataDir, compactJournalBytes: opts.compactJournalBytes, journalWriter: opts.journalWriter, snapshotWriter: opts.snapshotWriter, logger })
     catalog = new Catalog(disk)
     recovery = await disk.open(catalog)
     storage = disk

@@ -7,6 +7,13 @@
 // only a torn tail. Compaction writes snapshot G+1 from the in-memory state and starts journal G+1;
 // since stored documents are never mutated in place, capturing the state is just collecting
 // references, and serialising it can happen in the background.
+//
+// Short of space: a snapshot needs about as much free space as the state it holds, while the journal
+// only needs room for the next write. So a compaction that fails (ENOSPC, or anything else) is not
+// retried on every write: it is logged once, and tried again only once the journal has grown by a
+// further `compactJournalBytes` (doubling with each failure in a row, up to 16 times) or
+// `compactionRetryMs` has passed. Writes go on meanwhile; they are refused (OutOfDiskSpace, which the
+// service answers with 507) only when the journal itself cannot take them.
 import { chmod, open, rename, rm, mkdir, type FileHandle } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import type { Catalog, JournalOp, Revert } from '../catalog.ts'
@@ -14,14 +21,14 @@ import { storageWriteError } from '../errors.ts'
 import type { Doc } from '../values.ts'
 import { lockDataDirectory } from './dir-lock.ts'
 import { DIR_MODE, FILE_MODE, fsyncDir, writeAll } from './files.ts'
-import { encodeFrame } from './frames.ts'
 import { MANIFEST_TMP, writeManifest, type Manifest } from './manifest.ts'
-import { journalName, journalStart } from './journal-file.ts'
-import { planRecovery } from './recovery.ts'
-import { SNAPSHOT_FILE, SNAPSHOT_TMP, writeSnapshotTmp } from './snapshot-file.ts'
+import { encodeWrite, journalName, journalStart } from './journal-file.ts'
+import { planRecovery, type RecoveryPlan } from './recovery.ts'
+import { SNAPSHOT_FILE, SNAPSHOT_TMP, writeSnapshotTmp, type SnapshotWriter } from './snapshot-file.ts'
 import type { Storage } from './storage.ts'
 
 export { DataDirectoryInUseError } from './dir-lock.ts'
+export type { SnapshotWriter } from './snapshot-file.ts'
 export { DataDirectoryDamagedError } from './damaged.ts'
 
 export interface DiskStorageLogger {
@@ -37,8 +44,14 @@ export interface DiskStorageOptions {
   dir: string
   /** Test seam: how journal appends reach the file (default: positioned writes until all is written). */
   journalWriter?: JournalWriter
+  /** Test seam: how a snapshot's bytes reach its file (default: writes until all is written). */
+  snapshotWriter?: SnapshotWriter
   /** Compact once the journal exceeds this many bytes (and is larger than the last snapshot). */
   compactJournalBytes?: number
+  /** After a failed compaction, try again after this long even if the journal has not grown enough. */
+  compactionRetryMs?: number
+  /** Test seam: the clock for `compactionRetryMs`. */
+  now?: () => number
   logger?: DiskStorageLogger
 }
 
@@ -48,7 +61,14 @@ export interface RecoveryReport {
   journalGroups: number
   /** Bytes cut from the end of a journal because they were torn or corrupt. */
   truncatedBytes: number
+  /** Journal frames left out because their sequence number was not above what preceded them. */
+  ignoredGroups: number
 }
+
+export const COMPACTION_RETRY_MS = 10 * 60_000
+const MAX_BACKOFF_DOUBLINGS = 4
+/** How many ignored journal frames are logged one by one before the rest are only counted. */
+const IGNORED_LOGGED = 5
 
 // Positioned, so a journal truncated after a failed append is continued at its end whatever mode it was
 // opened in ('a+' appends anyway; 'w' would otherwise leave a hole of zeros at the old file position).
@@ -84,6 +104,15 @@ export class DiskStorage implements Storage {
   /** Groups that were undone because the journal could not take them, and what their writers are told. */
   private lost: Array<{ from: number; to: number; error: Error }> = []
   private readonly writeJournal: JournalWriter
+  private readonly writeSnapshot: SnapshotWriter | undefined
+  private readonly compactionRetryMs: number
+  private readonly now: () => number
+  /** After a failed compaction: when to try again (journal size or time, whichever comes first). */
+  private compactionRetry: { atBytes: number; at: number; failures: number; code: string } | undefined
+  /** Compactions started and failed since open (started by journal size or by compactNow). */
+  readonly compactions = { attempts: 0, failures: 0 }
+  /** The sequence number of the last write recovered at open; write n of this process is seqBase + n. */
+  private seqBase = 0
   private closed = false
   private unlock: (() => Promise<void>) | undefined
   /** The snapshot the MANIFEST should record, and the generation it was last written for. */
@@ -97,12 +126,15 @@ export class DiskStorage implements Storage {
     this.compactJournalBytes = opts.compactJournalBytes ?? 32 * 1024 * 1024
     this.logger = opts.logger
     this.writeJournal = opts.journalWriter ?? writeAt
+    this.writeSnapshot = opts.snapshotWriter
+    this.compactionRetryMs = opts.compactionRetryMs ?? COMPACTION_RETRY_MS
+    this.now = opts.now ?? Date.now
   }
 
   log(ops: JournalOp[], revert: Revert): void {
     if (this.closed) throw new Error('storage is closed')
-    this.pending.push(encodeFrame(ops as unknown as Doc[]))
     this.loggedSeq++
+    this.pending.push(encodeWrite(this.seqBase + this.loggedSeq, ops as unknown as Doc[]))
     this.unsettled.push({ seq: this.loggedSeq, revert })
   }
 
@@ -205,9 +237,11 @@ export class DiskStorage implements Storage {
   private maybeCompact(): void {
     if (this.compactionQueued || this.closed) return
     if (this.journalBytes < this.compactJournalBytes || this.journalBytes < this.snapshotBytes) return
+    const retry = this.compactionRetry
+    if (retry && this.journalBytes < retry.atBytes && this.now() < retry.at) return
     this.compactionQueued = true
     this.enqueue(() => this.compact())
-      .catch((err: unknown) => this.logger?.error(`embedded-mongo: compaction failed: ${(err as Error).message}`))
+      .catch(() => undefined) // logged by compactionFailed
       .finally(() => { this.compactionQueued = false })
   }
 
@@ -216,16 +250,49 @@ export class DiskStorage implements Storage {
     return this.enqueue(() => this.compact())
   }
 
+  /** Backs off and says so, once per streak of failures with the same cause (not once per write). */
+  private compactionFailed(err: unknown): void {
+    this.compactions.failures++
+    const code = (err as NodeJS.ErrnoException).code ?? 'unknown'
+    const previous = this.compactionRetry
+    const failures = (previous?.failures ?? 0) + 1
+    const growth = this.compactJournalBytes * 2 ** Math.min(failures - 1, MAX_BACKOFF_DOUBLINGS)
+    this.compactionRetry = { atBytes: this.journalBytes + growth, at: this.now() + this.compactionRetryMs, failures, code }
+    if (previous && previous.code === code) return
+    const why = code === 'ENOSPC' || code === 'EDQUOT'
+      ? `the disk holding ${this.dir} has less free space than a snapshot needs (the last one was ${this.snapshotBytes} bytes)`
+      : `${(err as Error).message}`
+    this.logger?.error(`embedded-mongo: compaction failed (${code}): ${why}. Writes go on in the journal (now ${this.journalBytes} bytes) and are refused only if it cannot grow; compaction is tried again once the journal has grown by ${growth} bytes or in ${Math.round(this.compactionRetryMs / 1000)} s, and further failures like this one are not logged until one succeeds`)
+  }
+
+  private compactionSucceeded(): void {
+    const retry = this.compactionRetry
+    if (!retry) return
+    this.compactionRetry = undefined
+    this.logger?.info(`embedded-mongo: compaction succeeded after ${retry.failures} failed attempt(s)`)
+  }
+
   /** Writes a snapshot of the current state and starts a fresh journal. Runs inside the file queue. */
   private async compact(): Promise<void> {
-    const catalog = this.catalog
-    if (!catalog || !this.fh || this.failure) return
+    if (!this.catalog || !this.fh || this.failure) return
+    this.compactions.attempts++
+    try {
+      await this.compactOnce(this.catalog)
+    } catch (err) {
+      this.compactionFailed(err)
+      throw err
+    }
+    this.compactionSucceeded()
+  }
+
+  private async compactOnce(catalog: Catalog): Promise<void> {
     // Start-up accepts a snapshot at most one generation ahead of the MANIFEST, so one left behind by an
     // earlier failed compaction is brought up to date before another snapshot may replace this one.
     if (this.manifestGeneration !== this.generation) await this.recordManifest()
     // Capture: the ops reference immutable stored documents, and everything logged before this point is
     // in `pending` and goes to the old journal, so the snapshot equals old journal + old snapshot.
     const ops = [...catalog.snapshotOps()]
+    const seq = this.seqBase + this.loggedSeq
     const newGen = this.generation + 1
     // Everything the snapshot captured goes to the old journal first (undone and refused if it cannot).
     await this.writePending()
@@ -236,7 +303,7 @@ export class DiskStorage implements Storage {
     let snapshot: { bytes: number; id: string }
     let start: ReturnType<typeof journalStart>
     try {
-      snapshot = await writeSnapshotTmp(this.dir, newGen, ops)
+      snapshot = await writeSnapshotTmp(this.dir, newGen, seq, ops, this.writeSnapshot)
       start = journalStart(newGen, snapshot.id)
       // The journal exists before its snapshot is renamed into place: until the rename, start-up removes
       // it as a leftover (it holds no records); after it, nothing can fail before writes go there.
@@ -260,7 +327,7 @@ export class DiskStorage implements Storage {
     this.snapshotBytes = snapshot.bytes
     this.snapshotRecord = { bytes: snapshot.bytes, id: snapshot.id }
     await fsyncDir(this.dir)
-    await old.close()
+    await old?.close()
     // If this fails, start-up still accepts the directory (snapshot = MANIFEST + 1) and the next
     // compaction tries again first; the old journal stays until then and is removed at start-up.
     await this.recordManifest()
@@ -300,7 +367,7 @@ export class DiskStorage implements Storage {
   private async recover(catalog: Catalog): Promise<RecoveryReport> {
     // Only reads, and refuses (DataDirectoryDamagedError) before anything below changes a file.
     const plan = await planRecovery(this.dir)
-    const report: RecoveryReport = { generation: plan.generation, snapshotOps: 0, journalGroups: 0, truncatedBytes: 0 }
+    const report: RecoveryReport = { generation: plan.generation, snapshotOps: 0, journalGroups: 0, truncatedBytes: 0, ignoredGroups: plan.ignored.length }
     if (plan.snapshot) {
       for (const op of plan.snapshot.ops) {
         catalog.replay(op)
@@ -314,6 +381,8 @@ export class DiskStorage implements Storage {
       report.journalGroups++
     }
     this.generation = plan.generation
+    this.seqBase = plan.lastSeq
+    this.warnIgnored(plan.ignored)
 
     await rm(join(this.dir, SNAPSHOT_TMP), { force: true })
     await rm(join(this.dir, MANIFEST_TMP), { force: true })
@@ -332,7 +401,7 @@ export class DiskStorage implements Storage {
     const fh = await open(path, 'a+', FILE_MODE)
     let { size } = await fh.stat()
     let header = plan.journalHeader
-    if (!header && plan.journalGroups.length === 0) {
+    if (!header && plan.journalGroups.length === 0 && plan.ignored.length === 0) {
       // New, or holding nothing yet: (re)started with a header, so that the MANIFEST can name it.
       const start = journalStart(this.generation, this.snapshotRecord?.id ?? null)
       await fh.truncate(0)
@@ -353,6 +422,14 @@ export class DiskStorage implements Storage {
     this.manifestGeneration = this.generation
     this.maybeCompact()
     return report
+  }
+
+  private warnIgnored(ignored: RecoveryPlan['ignored']): void {
+    const name = journalName(this.generation)
+    for (const { offset, detail } of ignored.slice(0, IGNORED_LOGGED)) {
+      this.logger?.warn(`embedded-mongo: ${name}: ignored the record at byte ${offset}, not applied: ${detail} (an older record copied into the journal?)`)
+    }
+    if (ignored.length > IGNORED_LOGGED) this.logger?.warn(`embedded-mongo: ${name}: ${ignored.length - IGNORED_LOGGED} more such records ignored`)
   }
 
   async close(): Promise<void> {

@@ -36,6 +36,8 @@ export function encodeFrame(docs: readonly Doc[]): Buffer {
 
 export interface DecodedFrames {
   groups: Doc[][]
+  /** Where each group's frame starts. */
+  offsets: number[]
   /** Bytes from `start` covered by intact frames; anything after is torn or corrupt. */
   validEnd: number
   /** Why decoding stopped before the end of the buffer, if it did. */
@@ -94,16 +96,18 @@ export function findIntactFrame(buf: Buffer, from: number): number | undefined {
 
 export function decodeFrames(buf: Buffer, start: number): DecodedFrames {
   const groups: Doc[][] = []
+  const offsets: number[] = []
   let pos = start
   while (pos < buf.length) {
     const frame = readFrame(buf, pos)
     if ('problem' in frame) {
-      return { groups, validEnd: pos, problem: frame.problem, intactAfter: findIntactFrame(buf, pos + 1) }
+      return { groups, offsets, validEnd: pos, problem: frame.problem, intactAfter: findIntactFrame(buf, pos + 1) }
     }
     groups.push(frame.docs)
+    offsets.push(pos)
     pos = frame.end
   }
-  return { groups, validEnd: pos }
+  return { groups, offsets, validEnd: pos }
 }
 
 export interface DamagedRange {

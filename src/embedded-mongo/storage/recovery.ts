@@ -9,13 +9,15 @@
 //   - journals older than the snapshot (a compaction stopped before deleting them);
 //   - no MANIFEST in a directory an earlier version wrote (it is written now).
 // A journal must be the one the MANIFEST records (by the id in its header) and follow the snapshot there is.
+// A write frame whose sequence number is not above the snapshot's and every one before it (an old frame
+// copied in) is left out with a warning (`ignored`), never applied: it would roll newer values back.
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { JournalOp } from '../catalog.ts'
 import type { Doc } from '../values.ts'
 import { DataDirectoryDamagedError } from './damaged.ts'
 import { decodeFrames } from './frames.ts'
-import { JOURNAL_MAGIC, journalGenerations, journalHeaderOf, journalName, type JournalHeader } from './journal-file.ts'
+import { decodeWrite, JOURNAL_MAGIC, journalGenerations, journalHeaderOf, journalName, staleWrite, type JournalHeader } from './journal-file.ts'
 import { MANIFEST_FILE, readManifest, type Manifest } from './manifest.ts'
 import { parseSnapshot, SNAPSHOT_FILE, type SnapshotHeader } from './snapshot-file.ts'
 
@@ -33,8 +35,12 @@ export interface RecoveryPlan {
   fresh: boolean
   generation: number
   snapshot: { header: SnapshotHeader; ops: JournalOp[]; bytes: number } | undefined
-  /** Groups of the journal of `generation`, in order (empty when it does not exist yet), and its header. */
+  /** Operations of each write to replay from the journal of `generation`, in order (empty when it does not exist yet), and its header. */
   journalGroups: Doc[][]
+  /** Write frames of that journal left out because they are older than what precedes them. */
+  ignored: Array<{ offset: number; detail: string }>
+  /** The highest sequence number in the snapshot and the writes to replay: where new writes continue. */
+  lastSeq: number
   journalHeader: JournalHeader | undefined
   /** Where that journal's intact data ends, if it has a torn tail to cut there; `journalSize` is its length now. */
   cutAt: number | undefined
@@ -57,7 +63,7 @@ export async function planRecovery(dir: string): Promise<RecoveryPlan> {
   const journals = await journalGenerations(dir)
   const plan: RecoveryPlan = {
     fresh: false, generation: 0, snapshot: undefined, journalGroups: [], cutAt: undefined, tornProblem: undefined,
-    journalSize: undefined, obsoleteJournals: [], upgrade: false, manifest, journalHeader: undefined,
+    journalSize: undefined, obsoleteJournals: [], upgrade: false, manifest, journalHeader: undefined, ignored: [], lastSeq: 0,
   }
   if (!manifest && !snapshotData && journals.length === 0) {
     plan.fresh = true
@@ -90,6 +96,7 @@ export async function planRecovery(dir: string): Promise<RecoveryPlan> {
   const generation = snapGen ?? manifest?.generation ?? 0
   plan.generation = generation
   plan.snapshot = snapshot
+  plan.lastSeq = snapshot?.header.seq ?? 0
 
   for (const gen of journals) {
     if (gen < generation) {
@@ -131,7 +138,21 @@ export async function planRecovery(dir: string): Promise<RecoveryPlan> {
     }
     const header = journalHeaderOf(decoded.groups[0])
     plan.journalHeader = header
-    plan.journalGroups = header ? decoded.groups.slice(1) : decoded.groups
+    const snapshotSeq = plan.lastSeq
+    let sequenced = header?.sequenced === true
+    for (let i = header ? 1 : 0; i < decoded.groups.length; i++) {
+      const { seq, ops } = decodeWrite(decoded.groups[i]!)
+      const stale = staleWrite(seq, plan.lastSeq, sequenced, snapshotSeq)
+      if (stale) {
+        plan.ignored.push({ offset: decoded.offsets[i]!, detail: stale })
+        continue
+      }
+      if (seq !== undefined) {
+        plan.lastSeq = seq
+        sequenced = true
+      }
+      plan.journalGroups.push(ops)
+    }
     const name = journalName(generation)
     const snapshotId = snapshot?.header.id ?? null
     if (header && header.generation !== generation) refuse(name, `its header says generation ${header.generation}: it was renamed`, JOURNAL_MAGIC.length)

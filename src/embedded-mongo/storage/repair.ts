@@ -10,7 +10,7 @@ import { lockDataDirectory, LOCK_FILE } from './dir-lock.ts'
 import { DIR_MODE, FILE_MODE, fsyncDir, writeAll } from './files.ts'
 import { salvageFrames, type DamagedRange } from './frames.ts'
 import { readManifest, writeManifest, MANIFEST_FILE, MANIFEST_TMP, type Manifest } from './manifest.ts'
-import { JOURNAL_MAGIC, journalGenerations, journalHeaderOf, journalName, journalStart } from './journal-file.ts'
+import { decodeWrite, JOURNAL_MAGIC, journalGenerations, journalHeaderOf, journalName, journalStart, staleWrite } from './journal-file.ts'
 import { readIfExists } from './recovery.ts'
 import { salvageSnapshot, SNAPSHOT_FILE, SNAPSHOT_TMP, writeSnapshotTmp } from './snapshot-file.ts'
 
@@ -66,9 +66,11 @@ export async function repairDataDirectory(dataDir: string, now = new Date(), bac
 
     const snapshotData = await readIfExists(join(dir, SNAPSHOT_FILE))
     let snapGen: number | undefined
+    let snapSeq = 0
     if (snapshotData) {
       const salvaged = salvageSnapshot(snapshotData)
       snapGen = salvaged.header?.generation
+      snapSeq = salvaged.header?.seq ?? 0
       for (const op of salvaged.ops) if (replay(op)) report.snapshotOps++
       for (const d of salvaged.damaged) report.damaged.push({ file: SNAPSHOT_FILE, ...d })
       if (!salvaged.header) report.notes.push(`${SNAPSHOT_FILE}'s header was lost: its generation is unknown, so every journal is replayed`)
@@ -81,6 +83,8 @@ export async function repairDataDirectory(dataDir: string, now = new Date(), bac
 
     const journals = await journalGenerations(dir)
     const base = snapGen ?? -1
+    // Sequence numbers only grow across journals: a frame not above those before it is an old copy.
+    let lastSeq = snapSeq
     for (const gen of journals) {
       if (gen < base) {
         report.notes.push(`${journalName(gen)} is older than the snapshot (whose state already holds it) and was not replayed`)
@@ -90,10 +94,25 @@ export async function repairDataDirectory(dataDir: string, now = new Date(), bac
       const start = data.subarray(0, JOURNAL_MAGIC.length).equals(JOURNAL_MAGIC) ? JOURNAL_MAGIC.length : 0
       if (start === 0 && data.length > 0) report.damaged.push({ file: journalName(gen), offset: 0, bytes: 0, problem: 'bad file header' })
       const { groups, damaged } = salvageFrames(data, start)
-      for (const { docs } of groups) {
-        if (journalHeaderOf(docs)) continue
+      let sequenced = false
+      for (const { docs, offset } of groups) {
+        const header = journalHeaderOf(docs)
+        if (header) {
+          sequenced = header.sequenced
+          continue
+        }
+        const { seq, ops } = decodeWrite(docs)
+        const stale = staleWrite(seq, lastSeq, sequenced, snapSeq)
+        if (stale) {
+          report.notes.push(`${journalName(gen)}: the record at byte ${offset} was left out: ${stale}`)
+          continue
+        }
+        if (seq !== undefined) {
+          lastSeq = seq
+          sequenced = true
+        }
         let applied = true
-        for (const op of docs) applied = replay(op as unknown as JournalOp) && applied
+        for (const op of ops) applied = replay(op as unknown as JournalOp) && applied
         if (applied) report.journalGroups++
       }
       for (const d of damaged) report.damaged.push({ file: journalName(gen), ...d })
@@ -108,7 +127,7 @@ export async function repairDataDirectory(dataDir: string, now = new Date(), bac
     const generation = Math.max(manifest?.generation ?? 0, snapGen ?? 0, ...journals) + 1
     report.generation = generation
     report.documents = catalog.allCollections().reduce((n, c) => n + c.docs.size, 0)
-    const { bytes, id } = await writeSnapshotTmp(dir, generation, catalog.snapshotOps())
+    const { bytes, id } = await writeSnapshotTmp(dir, generation, lastSeq, catalog.snapshotOps())
     const start = journalStart(generation, id)
     const journal = await open(join(dir, journalName(generation)), 'w', FILE_MODE)
     try {

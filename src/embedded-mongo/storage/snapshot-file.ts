@@ -3,7 +3,7 @@
 // media damage and start-up refuses it. The header names the generation, a random id (which the
 // manifest records, so a snapshot from elsewhere is noticed) and that a manifest goes with it.
 import { randomUUID } from 'node:crypto'
-import { open } from 'node:fs/promises'
+import { open, type FileHandle } from 'node:fs/promises'
 import { join } from 'node:path'
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises'
 import type { JournalOp } from '../catalog.ts'
@@ -25,20 +25,25 @@ export interface SnapshotHeader {
   id: string | null
   /** Written by a version that keeps a MANIFEST next to it: a missing manifest is then damage. */
   withManifest: boolean
+  /** The sequence number of the last write the snapshot holds (journal-file.ts); 0 in older snapshots. */
+  seq: number
 }
 
+/** How the snapshot's bytes reach its file; replaceable only so tests can make the disk fill up. */
+export type SnapshotWriter = (fh: FileHandle, data: Buffer) => Promise<void>
+
 /** Writes the snapshot to SNAPSHOT_TMP and fsyncs it; the caller renames it into place. */
-export async function writeSnapshotTmp(dir: string, generation: number, ops: Iterable<JournalOp>): Promise<{ bytes: number; id: string }> {
+export async function writeSnapshotTmp(dir: string, generation: number, seq: number, ops: Iterable<JournalOp>, write: SnapshotWriter = writeAll): Promise<{ bytes: number; id: string }> {
   const id = randomUUID()
   const snap = await open(join(dir, SNAPSHOT_TMP), 'w', FILE_MODE)
   let bytes = 0
   const put = async (data: Buffer): Promise<void> => {
-    await writeAll(snap, data)
+    await write(snap, data)
     bytes += data.length
   }
   try {
     await put(SNAPSHOT_MAGIC)
-    await put(encodeFrame([{ op: 'snapshotHeader', generation, id, manifest: true, createdAt: new Date() }]))
+    await put(encodeFrame([{ op: 'snapshotHeader', generation, id, manifest: true, seq, createdAt: new Date() }]))
     let chunk: Doc[] = []
     let chunkBytes = 0
     let count = 0
@@ -65,7 +70,8 @@ export async function writeSnapshotTmp(dir: string, generation: number, ops: Ite
 
 function headerOf(doc: Doc | undefined): SnapshotHeader | undefined {
   if (doc?.op !== 'snapshotHeader' || !Number.isSafeInteger(Number(doc.generation))) return undefined
-  return { generation: Number(doc.generation), id: typeof doc.id === 'string' ? doc.id : null, withManifest: doc.manifest === true }
+  const seq = Number(doc.seq ?? 0)
+  return { generation: Number(doc.generation), id: typeof doc.id === 'string' ? doc.id : null, withManifest: doc.manifest === true, seq: Number.isSafeInteger(seq) && seq > 0 ? seq : 0 }
 }
 
 /** The snapshot's header and operations; any damage refuses start-up. */
