@@ -28,7 +28,7 @@ let app: App
 try {
   app = await buildApp(config, { logStream: logDestination() })
 } catch (err) {
-  if (err instanceof DataDirectoryInUseError) stop(`Cannot start: ${err.message} (another instance of this service, or npm run rotate-keys)`)
+  if (err instanceof DataDirectoryInUseError) stop(`Cannot start (is another instance of this service, or npm run rotate-keys, running?): ${err.message}`)
   // Damaged storage is refused before anything changes; the message says what to run.
   if (err instanceof DataDirectoryDamagedError) stop(`Cannot start: ${err.message}`)
   // Anything else is not the operator's doing: keep the stack for whoever debugs it.
