@@ -11,8 +11,8 @@
 // password). The one auth route left out is `POST /auth/refresh` (an "auth read": it renews the caller's
 // token and changes nothing stored). A route may rename its action or opt out with `config.audit`.
 //
-// The writer (AuditRecorder) queues entries in memory and writes them in batches; closing writes what is
-// queued within a bound. The `audit` collection's TTL follows AUDIT_RETENTION_DAYS.
+// The writer (AuditRecorder) queues entries in memory and writes them in batches; entries the database was
+// away for are held (bounded) and written when it answers again; closing writes what is queued within a bound. The `audit` collection's TTL follows AUDIT_RETENTION_DAYS.
 import fp from 'fastify-plugin'
 import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import { AuditRepository, auditIndexes } from '../src/repositories/audit.ts'
@@ -88,6 +88,11 @@ export default fp(async (app) => {
     resolveActor: async (email) => {
       const user = await app.usersRepository.findByEmail(email)
       return user && { id: user._id.toHexString(), email: user.email }
+    },
+    // Entries held while the database was away go out at the driver's first successful heartbeat after it.
+    databaseBack: (listener) => {
+      app.mongo.on('serverHeartbeatSucceeded', listener)
+      return () => { app.mongo.off('serverHeartbeatSucceeded', listener) }
     },
   })
   const notes = new WeakMap<FastifyRequest, RequestNotes>()

@@ -59,7 +59,8 @@ export default fp(async (app) => {
   const uri = config.MONGODB_URI ?? embedded!.uri
   let client: MongoClient
   try {
-    client = await MongoClient.connect(uri, { serverSelectionTimeoutMS: 10_000, appName: 'cluster-workflow-orchestrator' })
+    // A request waits at most this long for a database that is away, then answers 503 (plugins/errors.ts).
+    client = await MongoClient.connect(uri, { serverSelectionTimeoutMS: config.MONGODB_SERVER_SELECTION_TIMEOUT_MS, appName: 'cluster-workflow-orchestrator' })
   } catch (err) {
     await embedded?.close()
     // The driver's text can carry the URI (and so a password): log only its class.

@@ -4,7 +4,7 @@
 // (Errors raised while routing or by Node's HTTP parser are answered by src/fastify-options.ts.)
 import fp from 'fastify-plugin'
 import type { FastifyError } from 'fastify'
-import { AppError, storageFailure } from '../src/errors.ts'
+import { AppError, DATABASE_RETRY_AFTER_S, DATABASE_UNAVAILABLE, isDatabaseUnavailable, storageFailure } from '../src/errors.ts'
 import { useJsonBodyParser } from '../src/json-body.ts'
 import { MAX_PATH_SEGMENT } from '../src/fastify-options.ts'
 
@@ -32,6 +32,11 @@ export default fp(async (app) => {
   })
 
   app.setErrorHandler((err: FastifyError, request, reply) => {
+    if (isDatabaseUnavailable(err)) {
+      // Not a bug either: the database is away (stopped, restarting, unreachable). Clients may try again.
+      request.log.warn({ status: 503, error: (err as Error).name }, 'the database is unavailable')
+      return reply.code(503).header('retry-after', String(DATABASE_RETRY_AFTER_S)).send({ error: DATABASE_UNAVAILABLE })
+    }
     const refused = storageFailure(err)
     if (refused) {
       // Not a bug: the database could not store the change (and did not). Readiness now checks writes too.

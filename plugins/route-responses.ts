@@ -10,6 +10,8 @@
 //   whether or not the route declares one): too large, or not JSON.
 // - 503, 507: the same methods change stored data, which the database can refuse: its disk is full (507)
 //   or failing (503). plugins/errors.ts answers these.
+// - 503: the route reads the database (every route behind a token, and the auth group's): it answers 503
+//   with Retry-After while the database is away (API.md §14).
 // - 429: a rate limiter guards the route (a `config.rateLimit` of @fastify/rate-limit, or a hook marked with
 //   `rateLimited` in its onRequest or preHandler list).
 // - `security: []` on routes that need no token (system pages, the auth group), so the document says they
@@ -23,6 +25,7 @@ import { needsToken } from './auth.ts'
 
 const RATE_LIMITED = Symbol.for('cluster-workflow-orchestrator.rate-limited')
 const BODYLESS_METHODS = new Set(['GET', 'HEAD', 'TRACE'])
+const AUTH_GROUP = /\/api\/auth(\/|$)/
 
 /** Marks a hook as a rate limiter, so the routes that use it document their 429. */
 export function rateLimited<F extends (...args: never[]) => unknown>(hook: F): F {
@@ -47,6 +50,7 @@ export function impliedStatuses(route: RouteOptions): number[] {
   if (validates || takesBody) codes.push(400)
   if (hasParams) codes.push(404, 414)
   if (takesBody) codes.push(413, 415, 503, 507)
+  else if (needsToken(route.url) || AUTH_GROUP.test(route.url)) codes.push(503)
   if (hasRateLimit(route)) codes.push(429)
   return codes.sort((a, b) => a - b)
 }

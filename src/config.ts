@@ -18,6 +18,7 @@ export const ConfigSchema = Type.Object({
   }),
   MONGODB_URI: Type.Optional(Type.String({ minLength: 1, pattern: '^mongodb(\\+srv)?://', description: 'a real MongoDB; unset = embedded server' })),
   MONGODB_DB: Type.String({ default: 'cluster_workflows', pattern: '^[A-Za-z0-9_-]{1,63}$', description: 'database name' }),
+  MONGODB_SERVER_SELECTION_TIMEOUT_MS: Type.Integer({ default: 5000, minimum: 100, maximum: 120_000, description: 'how long a request waits for a database that is away before it answers 503 (also the start-up connection timeout)' }),
   EMBEDDED_DB: Type.Union([Type.Literal('disk'), Type.Literal('memory')], {
     default: 'disk', description: 'embedded server storage when MONGODB_URI is unset',
   }),

@@ -34,3 +34,48 @@ export function storageFailure(err: unknown): AppError | undefined {
   }
   return undefined
 }
+
+/** The one text a client gets while the database cannot be reached (API.md §14). */
+export const DATABASE_UNAVAILABLE = 'the database is unavailable'
+/** Seconds a client is told to wait before trying again when the database is away. */
+export const DATABASE_RETRY_AFTER_S = 5
+
+// The driver's classes for "no server to talk to": none could be selected in time, the connection broke or
+// timed out (MongoNetworkError and its subclasses: MongoNetworkTimeoutError, the pool-cleared errors), the
+// client or its pool is closed or not connected, or a connection could not be checked out in time.
+// Matched by name, so a second copy of the driver (a dependency's) is recognised too.
+const UNAVAILABLE_NAMES = new Set([
+  'MongoServerSelectionError', 'MongoNetworkError', 'MongoNetworkTimeoutError', 'MongoPoolClearedError',
+  'PoolClearedOnNetworkError', 'MongoPoolClosedError', 'MongoWaitQueueTimeoutError', 'MongoNotConnectedError',
+  'MongoTopologyClosedError', 'MongoServerClosedError', 'MongoClientClosedError',
+])
+// Server answers that mean "not now, try again": a server shutting down or stepping down, or one that
+// cannot reach its peers (MongoDB's error codes).
+const UNAVAILABLE_CODES = new Set([
+  6, // HostUnreachable
+  7, // HostNotFound
+  89, // NetworkTimeout
+  91, // ShutdownInProgress
+  189, // PrimarySteppedDown
+  10107, // NotWritablePrimary
+  11600, // InterruptedAtShutdown
+  11602, // InterruptedDueToReplStateChange
+  13435, // NotPrimaryNoSecondaryOk
+  13436, // NotPrimaryOrSecondary
+])
+
+/** The error inside: a wrapper's `cause`, or the driver error a bulk write (insertMany) wraps as `errorResponse`. */
+const inner = (e: Error): unknown => e.cause ?? ((e as { errorResponse?: unknown }).errorResponse instanceof Error ? (e as { errorResponse?: unknown }).errorResponse : undefined)
+
+/**
+ * Whether an error means the database could not be reached (rather than that it refused the operation),
+ * looking through a few wrappers (a service's `cause`, a bulk write's driver error). It may be tried again.
+ */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  for (let e = err, depth = 0; e instanceof Error && depth < 4; e = inner(e), depth++) {
+    if (!e.name.startsWith('Mongo') && e.name !== 'PoolClearedOnNetworkError') continue
+    if (UNAVAILABLE_NAMES.has(e.name)) return true
+    if (UNAVAILABLE_CODES.has((e as { code?: unknown }).code as number)) return true
+  }
+  return false
+}

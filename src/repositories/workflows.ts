@@ -1,4 +1,5 @@
 // The `workflows` collection. Every read and write takes the owner: another user's id is simply not found.
+import { isDeepStrictEqual } from 'node:util'
 import type { Collection, Db } from 'mongodb'
 import { indexSetups } from './indexes.ts'
 import { isId, newId } from './ids.ts'
@@ -235,6 +236,46 @@ export class WorkflowRepository {
     return doc && toWorkflow(doc)
   }
 
+  /**
+   * Writes a graph (nodes, edges, metadata) whose nodes carry the live status stored now: `withLive` gets
+   * the stored nodes (`id` and `data._status` only) and answers the nodes to write. A watcher's status
+   * landing between that read and the write is put back afterwards, node by node and only where the
+   * stored value is still the one this save wrote, so a newer status is never lost to a save that began
+   * before it. Null when the workflow is not the owner's.
+   */
+  async saveGraph(
+    ownerId: string, id: string,
+    fields: Pick<WorkflowDoc, 'edges'> & Partial<Pick<WorkflowDoc, 'metadata'>>,
+    withLive: (stored: readonly GraphNode[]) => GraphNode[] | Promise<GraphNode[]>,
+  ): Promise<Workflow | null> {
+    if (!isId(id)) return null
+    const stored = await this.c.findOne({ _id: id, owner_id: ownerId }, { projection: { 'nodes.id': 1, 'nodes.data._status': 1 } })
+    if (!stored) return null
+    const nodes = await withLive(Array.isArray(stored.nodes) ? stored.nodes : [])
+    const set = { ...fields, nodes, ...graphSummary({ nodes, edges: fields.edges }), updated_at: this.now() }
+    return this.writing(id, async () => {
+      const before = await this.c.findOneAndUpdate({ _id: id, owner_id: ownerId }, { $set: set }, { returnDocument: 'before' })
+      if (!before) return null
+      const readStatus = liveStatusById(stored.nodes)
+      const nowStatus = liveStatusById(before.nodes)
+      const saved = nodes.map((node) => {
+        const newer = nowStatus.get(node.id)
+        if (newer === undefined || isDeepStrictEqual(newer, readStatus.get(node.id))) return node
+        return { ...node, data: { ...(node.data as Record<string, unknown>), _status: newer } }
+      })
+      for (let i = 0; i < nodes.length; i++) {
+        if (saved[i] === nodes[i]) continue
+        const wrote = (nodes[i]!.data as { _status?: unknown } | undefined)?._status
+        await this.c.updateOne(
+          { _id: id, owner_id: ownerId },
+          { $set: { 'nodes.$[n].data._status': (saved[i]!.data as { _status: unknown })._status } },
+          { arrayFilters: [{ 'n.id': nodes[i]!.id, 'n.data._status': wrote === undefined ? { $exists: false } : wrote }] },
+        )
+      }
+      return toWorkflow({ ...before, ...set, nodes: saved })
+    })
+  }
+
   /** Sets the status and returns the previous one, in one atomic step. */
   async setStatus(ownerId: string, id: string, status: WorkflowStatus): Promise<{ before: WorkflowStatus; workflow: Workflow } | null> {
     if (!isId(id)) return null
@@ -331,4 +372,14 @@ export class WorkflowRepository {
     const docs = await this.c.find({ owner_id: ownerId }).sort({ updated_at: -1, _id: -1 }).limit(limit).toArray()
     return docs.map(toWorkflow)
   }
+}
+
+/** Each node's stored `data._status`, by node id (nodes without one left out). */
+function liveStatusById(nodes: readonly GraphNode[] | undefined): Map<string, unknown> {
+  const out = new Map<string, unknown>()
+  for (const n of Array.isArray(nodes) ? nodes : []) {
+    const data = (n as { data?: unknown }).data
+    if (typeof data === 'object' && data !== null && '_status' in data) out.set(n.id, (data as { _status: unknown })._status)
+  }
+  return out
 }

@@ -78,11 +78,18 @@ export class WorkflowService {
     return wf
   }
 
-  /** Saves the canvas graph; no version is created. Refused when a plugin node holds a secret field's value. */
+  /**
+   * Saves the canvas graph; no version is created. Refused when a plugin node holds a secret field's value.
+   * Every node keeps the live status stored for its id (the watchers', drift included); whatever the client
+   * sends under those keys is a copy it read earlier, possibly stale or in another vocabulary, and is dropped.
+   */
   async save(ownerId: string, id: string, graph: SaveGraph): Promise<Workflow> {
     assertValidGraph(graph.nodes, graph.edges)
     await this.assertNoSecrets(graph.nodes)
-    return this.write(ownerId, id, { nodes: graph.nodes, edges: graph.edges, ...(graph.metadata && { metadata: graph.metadata }) })
+    const wf = await this.deps.workflows.saveGraph(ownerId, id, { edges: graph.edges, ...(graph.metadata && { metadata: graph.metadata }) }, (stored) => withLiveStatusOf(graph.nodes, stored))
+    if (!wf) throw new NotFound('workflow')
+    this.deps.bus.emit('workflow.updated', { owner_id: ownerId, workflow_id: id })
+    return wf
   }
 
   /**
@@ -194,10 +201,9 @@ export class WorkflowService {
   /** Copies a version's graph back into the workflow and records that as a new version (naming `runId`, the rollback run that deploys it). */
   async restoreVersion(ownerId: string, id: string, version: number, options: { runId?: string } = {}): Promise<{ version: Version; workflow: Workflow }> {
     const source = await this.restorableVersion(ownerId, id, version)
-    const current = await this.get(ownerId, id)
     // A version's own `_status` (stored before versions left it out) is stale; the workflow's current one
     // still describes the objects on the cluster.
-    const restored = await this.deps.workflows.update(ownerId, id, { nodes: withLiveStatusOf(source.nodes, current.nodes), edges: source.edges, metadata: source.metadata })
+    const restored = await this.deps.workflows.saveGraph(ownerId, id, { edges: source.edges, metadata: source.metadata }, (stored) => withLiveStatusOf(source.nodes, stored))
     if (!restored) throw new NotFound('workflow')
     this.deps.bus.emit('workflow.updated', { owner_id: ownerId, workflow_id: id })
     // The version records the source's graph itself, not a read of the workflow: a save landing meanwhile

@@ -5,6 +5,7 @@ import t from 'tap'
 import { startTestDatabase } from '../helpers/database.ts'
 import { waitFor } from '../kube-sim/test-helpers.ts'
 import { AuditRepository, AUDIT_COLLECTION, auditIndexes, type AuditDoc } from '../../src/repositories/audit.ts'
+import { MongoNetworkError } from 'mongodb'
 import { AuditRecorder, type NewAuditEntry } from '../../src/services/lifecycle/audit/recorder.ts'
 
 const { db } = await startTestDatabase(t)
@@ -144,4 +145,95 @@ t.test('an entry older than the retention is removed by the TTL index', async (t
   ])
   await waitFor('the expired entry removed', async () => (await audit.countDocuments({ _id: 'old' })) === 0, 15_000)
   t.equal(await audit.countDocuments({ _id: 'new' }), 1)
+})
+
+/**
+ * The real repository behind a switch: while `down`, a write fails as the driver's does when the database
+ * is away; `partly` stores the batch's first entry before failing (the connection broke after the insert).
+ * `back()` is the driver's heartbeat saying it answers again.
+ */
+function databaseThatGoesAway() {
+  let down = false
+  let partly = false
+  const listeners = new Set<() => void>()
+  const attempts: number[] = []
+  return {
+    attempts,
+    goAway(options: { partly?: boolean } = {}) { down = true; partly = options.partly ?? false },
+    back() { down = false; for (const l of listeners) l() },
+    /** Back, with no heartbeat to say so. */
+    backQuietly() { down = false },
+    databaseBack: (listener: () => void) => { listeners.add(listener); return () => listeners.delete(listener) },
+    async insertMany(docs: AuditDoc[]) {
+      attempts.push(docs.length)
+      if (down) {
+        if (partly) { partly = false; await repo.insertMany(docs.slice(0, 1)) }
+        throw new MongoNetworkError('connection closed')
+      }
+      await repo.insertMany(docs)
+    },
+  }
+}
+
+t.test('entries the database was away for are held and written once it answers again, none twice', async (t) => {
+  const db = databaseThatGoesAway()
+  const log = collectingLog()
+  // A backoff longer than the test: only the heartbeat can bring the entries out.
+  const recorder = new AuditRecorder(db, log, { flushDelayMs: 10_000, retryBaseMs: 600_000, databaseBack: db.databaseBack })
+  db.goAway({ partly: true })
+  for (let i = 0; i < 3; i++) recorder.record(entry(i))
+  const flushed = recorder.flush()
+  await waitFor('the first try', () => db.attempts.length === 1)
+  t.ok(recorder.waitingForDatabase, 'held for the database')
+  recorder.record(entry(3))
+  t.equal(recorder.queued, 4, 'the failed batch is back in the queue with the entry that came after it')
+  t.same(log.lines.map((l) => [l.level, l.msg, l.obj]), [['warn', 'the database is away: audit entries are held until it answers', { entries: 3, error: 'MongoNetworkError' }]], 'one warning, no entry in it')
+  db.back()
+  await flushed
+  t.notOk(recorder.waitingForDatabase)
+  const docs = await audit.find({}).sort({ at: 1, _id: 1 }).toArray()
+  t.same(docs.map((d) => d.target_id), ['t0', 't1', 't2', 't3'], 'every entry, in order, the one stored by the broken try only once')
+  t.notOk(log.lines.some((l) => l.level === 'error'), 'nothing given up on')
+})
+
+t.test('without a heartbeat the held entries go out at the next backoff', async (t) => {
+  const db = databaseThatGoesAway()
+  const recorder = new AuditRecorder(db, collectingLog(), { flushDelayMs: 10_000, retryBaseMs: 20, retryMaxMs: 40 })
+  db.goAway()
+  recorder.record(entry(1))
+  const flushed = recorder.flush()
+  await waitFor('three tries while away', () => db.attempts.length >= 3)
+  db.backQuietly()
+  await flushed
+  t.equal(await audit.countDocuments({ target_id: 't1' }), 1)
+})
+
+t.test('held entries stay bounded during a long outage; the dropped count is logged', async (t) => {
+  const db = databaseThatGoesAway()
+  const log = collectingLog()
+  const recorder = new AuditRecorder(db, log, { maxQueued: 5, batchSize: 5, flushDelayMs: 10_000, retryBaseMs: 600_000, warnIntervalMs: 60_000, databaseBack: db.databaseBack })
+  db.goAway()
+  for (let i = 0; i < 5; i++) recorder.record(entry(i))
+  const flushed = recorder.flush()
+  await waitFor('the first try', () => recorder.waitingForDatabase)
+  for (let i = 5; i < 12; i++) recorder.record(entry(i))
+  t.equal(recorder.queued, 5, 'never more than maxQueued')
+  db.back()
+  await flushed
+  t.same((await audit.find({}).sort({ at: 1, _id: 1 }).toArray()).map((d) => d.target_id), ['t7', 't8', 't9', 't10', 't11'], 'the newest are kept')
+  const drops = log.lines.filter((l) => l.msg === 'audit queue full: oldest entries dropped').map((l) => (l.obj as { dropped: number }).dropped)
+  t.equal(drops.reduce((a, b) => a + b, 0), 7, `every drop is counted in the log (${JSON.stringify(drops)})`)
+  t.ok(drops.length <= 2, 'in one warning when the queue fills, and one with the rest when writing works again')
+})
+
+t.test('close while the database is away gives up within its bound and says how many were lost', async (t) => {
+  const db = databaseThatGoesAway()
+  const log = collectingLog()
+  const recorder = new AuditRecorder(db, log, { flushDelayMs: 10_000, retryBaseMs: 600_000, databaseBack: db.databaseBack })
+  db.goAway()
+  recorder.record(entry(1))
+  recorder.record(entry(2))
+  await recorder.close(100)
+  t.same(log.lines.at(-1)?.obj, { lost: 2 })
+  t.notOk(recorder.waitingForDatabase, 'no retry left behind')
 })

@@ -79,7 +79,7 @@ export default async function workflowRoutes(app: App) {
     schema: {
       tags, operationId: 'saveWorkflow',
       summary: 'save nodes and edges (and metadata) without creating a version',
-      description: 'Nodes and edges are stored exactly as sent. Refused (400, naming the node or edge) when node ids repeat, an edge names a missing node, or a node type is unknown. Deeper checks are diagnostics and never block a save.',
+      description: 'Nodes and edges are stored as sent, except each node\'s live status (`data._status`, drift included): it stays what the watchers stored for that node id, whatever the body says (a new node has none; a removed node\'s goes with it). Refused (400, naming the node or edge) when node ids repeat, an edge names a missing node, or a node type is unknown. Deeper checks are diagnostics and never block a save.',
       params: WorkflowParams, body: SaveWorkflowBody, response: { 200: Type.Ref('Workflow'), ...errorResponses(400, 401, 404, 413) },
     },
   }, async (req) => service.save(req.user.id, req.params.id, req.body as Parameters<typeof service.save>[2]))

@@ -5,9 +5,8 @@
 // - Lists carry `nodes[]` (the UI shows `nodes.length`): each node's and edge's id only, projected by the
 //   database ('ids'), so a list never reads every canvas out; our `node_count` stays beside it. The
 //   workflow list, which the UI asks for without a query and cannot page, is the largest page (100).
-// - Save answers `{workflow}`; the `_status` the UI sends back (our status, re-encoded, merged into its
-//   nodes by the stream) is replaced by the stored one, so the watchers' status is never overwritten by a
-//   stale echo of itself in another vocabulary.
+// - Save answers `{workflow}`. The `_status` the UI sends back (our status, re-encoded, merged into its
+//   nodes by the stream) needs nothing here: a save keeps the stored status on either prefix (the service's).
 // - Run: the UI's `{trigger_data: {secrets, envVars}}` is already our body (the same names, keyed by node
 //   id, then by key or variable name), and the cluster defaults to the workflow's `cluster_id` as on /v1/api.
 // - Diagnostics get camelCase names and `autoFixable`; a fix takes `fixType` and never applies the YAML the
@@ -23,8 +22,6 @@ import { FixBody, FixTemplateParams, NodeParams } from '../../../../schemas/diag
 import { MAX_PAGE_SIZE } from '../../../../schemas/pagination.ts'
 import type { Workflow } from '../../../repositories/workflows.ts'
 import type { FixType } from '../../../services/diagnostics/types.ts'
-import { withLiveStatusOf } from '../../../services/live-status.ts'
-import type { GraphNode } from '../../../services/workflow-graph.ts'
 import { serveWorkflowStream } from '../../../routes/workflows/stream.ts'
 import { startRunAndWait } from '../../../routes/workflows/run.ts'
 import { BadRequest } from '../../../errors.ts'
@@ -86,9 +83,7 @@ export default async function workflowRoutes(app: App) {
   ))
 
   app.post('/workflows/:id/save', { schema: { hide: true, params: WorkflowParams, body: SaveWorkflowBody } }, async (req) => {
-    const current = await service.getShared(req.user.id, req.params.id)
-    const body = req.body as { nodes: GraphNode[]; edges: Parameters<typeof service.save>[2]['edges']; metadata?: Json }
-    const workflow = await service.save(req.user.id, req.params.id, { ...body, nodes: withLiveStatusOf(body.nodes, current.nodes as GraphNode[]) })
+    const workflow = await service.save(req.user.id, req.params.id, req.body as Parameters<typeof service.save>[2])
     return { workflow: uiWorkflow(workflow) }
   })
 
