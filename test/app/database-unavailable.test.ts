@@ -16,6 +16,7 @@ import { MongoClient } from 'mongodb'
 import { startTestApp } from '../helpers/app.ts'
 import { registerUser } from '../helpers/auth.ts'
 import { freePort } from '../helpers/ports.ts'
+import { waitFor } from '../kube-sim/test-helpers.ts'
 import type { AuditDoc } from '../../src/repositories/audit.ts'
 
 const dataDir = await mkdtemp(join(tmpdir(), 'db-away-'))
@@ -109,6 +110,8 @@ t.test('while the database is away, reads and writes on both prefixes answer 503
     t.comment(`${r.method} ${r.url}: 503 after ${ms} ms`)
   }
   t.notOk(logs.some((l) => l.includes('"unhandled error"')), 'nothing is logged as a bug')
+  // The recorder writes in the background: its first try at the refused writes' entries may still be on its way.
+  await waitFor('the audit entries held for the database', () => app.audit.recorder.waitingForDatabase)
   t.ok(app.audit.recorder.waitingForDatabase, 'the audit entries are held for the database')
 })
 
