@@ -9,9 +9,13 @@ const WEEK_MS = 7 * 24 * 3600 * 1000
 /** The repair's name: node-cron's task name and its claim's id. */
 const JOB = 'dashboard-stats'
 
-/** A metric and its change in percent against its value 7 days earlier. */
+/**
+ * A metric and its change in percent against its value 7 days earlier. Growth from nothing has no
+ * percentage: it is `change: 0, trend: neutral`, which dashboards read as "no previous data" (the KubeOrch
+ * UI prints exactly that for neutral), never a made-up +100 % on every card of a new account.
+ */
 export function metric(value: number, before: number): Metric {
-  const change = before === 0 ? (value > 0 ? 100 : 0) : Math.round(((value - before) / before) * 1000) / 10
+  const change = before === 0 ? 0 : Math.round(((value - before) / before) * 1000) / 10
   return { value, change, trend: change > 0 ? 'up' : change < 0 ? 'down' : 'neutral' }
 }
 

@@ -6208,21 +6208,21 @@ export interface operations {
                     "application/json": {
                         total_workflows: {
                             value: number;
-                            /** @description percent change against the value 7 days earlier */
+                            /** @description percent change against the value 7 days earlier, rounded to 0.1; 0 with trend `neutral` when the value is unchanged, and also when it was 0 then (growth from nothing has no percentage: read it as "no previous data") */
                             change: number;
                             /** @enum {string} */
                             trend: "up" | "down" | "neutral";
                         };
                         published_workflows: {
                             value: number;
-                            /** @description percent change against the value 7 days earlier */
+                            /** @description percent change against the value 7 days earlier, rounded to 0.1; 0 with trend `neutral` when the value is unchanged, and also when it was 0 then (growth from nothing has no percentage: read it as "no previous data") */
                             change: number;
                             /** @enum {string} */
                             trend: "up" | "down" | "neutral";
                         };
                         total_runs: {
                             value: number;
-                            /** @description percent change against the value 7 days earlier */
+                            /** @description percent change against the value 7 days earlier, rounded to 0.1; 0 with trend `neutral` when the value is unchanged, and also when it was 0 then (growth from nothing has no percentage: read it as "no previous data") */
                             change: number;
                             /** @enum {string} */
                             trend: "up" | "down" | "neutral";
@@ -6230,35 +6230,35 @@ export interface operations {
                         /** @description percent of finished runs that completed */
                         success_rate: {
                             value: number;
-                            /** @description percent change against the value 7 days earlier */
+                            /** @description percent change against the value 7 days earlier, rounded to 0.1; 0 with trend `neutral` when the value is unchanged, and also when it was 0 then (growth from nothing has no percentage: read it as "no previous data") */
                             change: number;
                             /** @enum {string} */
                             trend: "up" | "down" | "neutral";
                         };
                         clusters: {
                             value: number;
-                            /** @description percent change against the value 7 days earlier */
+                            /** @description percent change against the value 7 days earlier, rounded to 0.1; 0 with trend `neutral` when the value is unchanged, and also when it was 0 then (growth from nothing has no percentage: read it as "no previous data") */
                             change: number;
                             /** @enum {string} */
                             trend: "up" | "down" | "neutral";
                         };
                         healthy_clusters: {
                             value: number;
-                            /** @description percent change against the value 7 days earlier */
+                            /** @description percent change against the value 7 days earlier, rounded to 0.1; 0 with trend `neutral` when the value is unchanged, and also when it was 0 then (growth from nothing has no percentage: read it as "no previous data") */
                             change: number;
                             /** @enum {string} */
                             trend: "up" | "down" | "neutral";
                         };
                         tracked_resources: {
                             value: number;
-                            /** @description percent change against the value 7 days earlier */
+                            /** @description percent change against the value 7 days earlier, rounded to 0.1; 0 with trend `neutral` when the value is unchanged, and also when it was 0 then (growth from nothing has no percentage: read it as "no previous data") */
                             change: number;
                             /** @enum {string} */
                             trend: "up" | "down" | "neutral";
                         };
                         builds: {
                             value: number;
-                            /** @description percent change against the value 7 days earlier */
+                            /** @description percent change against the value 7 days earlier, rounded to 0.1; 0 with trend `neutral` when the value is unchanged, and also when it was 0 then (growth from nothing has no percentage: read it as "no previous data") */
                             change: number;
                             /** @enum {string} */
                             trend: "up" | "down" | "neutral";
