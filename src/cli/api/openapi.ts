@@ -1016,7 +1016,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** add a registry (admin); its password or token is sealed and never returned */
+        /**
+         * add a registry (admin); its password or token is sealed and never returned
+         * @description The registry is tested at once (the Docker Registry v2 handshake of POST /admin/registries/{id}/test, bounded by its timeout) and the answer carries the outcome: `status` `connected` or `error`, `status_message`, `last_checked_at`. One that cannot be reached now is still added, with status `error` saying why.
+         */
         post: operations["createRegistry"];
         delete?: never;
         options?: never;
@@ -1032,7 +1035,10 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** update a registry (admin); credentials are replaced only when given */
+        /**
+         * update a registry (admin); credentials are replaced only when given
+         * @description A change of url, type or login is tested at once, as an add is, and the answer carries the new outcome; a change of name alone keeps the last one.
+         */
         put: operations["updateRegistry"];
         post?: never;
         /** remove a registry (admin); when it was the default, the oldest remaining one becomes the default */
