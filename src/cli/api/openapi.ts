@@ -1451,7 +1451,7 @@ export interface paths {
          * the build's progress and log (SSE)
          * @description Server-Sent Events. Frames: `id: <n>\nevent: <type>\ndata: <one line of JSON>\n\n` (LF only); the first frame also carries `retry: 3000` and is the `metadata` event (the build); a `: ping` comment comes every SSE_HEARTBEAT_MS. Send `Authorization: Bearer <token>`.
          *
-         *     The log kept so far is replayed first (`log` events), then what happens next. Events: `progress {status, phase, progress}`, `log {phase, line, timestamp}`, and one terminal event — `complete {image_ref, image_digest}`, `failed {error, phase}` or `cancelled {}` — after which the response ends. A finished build's stream replays its log, sends its terminal event and ends.
+         *     The log kept so far is replayed first (`log` events), then what happens next. Events: `progress {status, phase, progress}`, `log {phase, line, timestamp}`, `metadata` again (the whole build) when the build starts and when it ends, and one terminal event — `complete {image_ref, image_digest}`, `failed {error, phase}` or `cancelled {}` — after which the response ends. A finished build's stream replays its log, sends its terminal event and ends.
          *
          *     A client reconnecting with `Last-Event-ID` gets the events it missed that are still in the replay window instead of the whole log.
          */
