@@ -6214,21 +6214,21 @@ export interface operations {
                     "application/json": {
                         total_workflows: {
                             value: number;
-                            /** @description percent change against the value 7 days earlier, rounded to 0.1; 0 with trend `neutral` when the value is unchanged, and also when it was 0 then (growth from nothing has no percentage: read it as "no previous data") */
+                            /** @description percent change against the value 7 days earlier (the figure recorded that day; in a user's first week, what the records say existed then), rounded to 0.1; 0 with trend `neutral` when the value is unchanged, and also when it was 0 then (growth from nothing has no percentage: read it as "no previous data") */
                             change: number;
                             /** @enum {string} */
                             trend: "up" | "down" | "neutral";
                         };
                         published_workflows: {
                             value: number;
-                            /** @description percent change against the value 7 days earlier, rounded to 0.1; 0 with trend `neutral` when the value is unchanged, and also when it was 0 then (growth from nothing has no percentage: read it as "no previous data") */
+                            /** @description percent change against the value 7 days earlier (the figure recorded that day; in a user's first week, what the records say existed then), rounded to 0.1; 0 with trend `neutral` when the value is unchanged, and also when it was 0 then (growth from nothing has no percentage: read it as "no previous data") */
                             change: number;
                             /** @enum {string} */
                             trend: "up" | "down" | "neutral";
                         };
                         total_runs: {
                             value: number;
-                            /** @description percent change against the value 7 days earlier, rounded to 0.1; 0 with trend `neutral` when the value is unchanged, and also when it was 0 then (growth from nothing has no percentage: read it as "no previous data") */
+                            /** @description percent change against the value 7 days earlier (the figure recorded that day; in a user's first week, what the records say existed then), rounded to 0.1; 0 with trend `neutral` when the value is unchanged, and also when it was 0 then (growth from nothing has no percentage: read it as "no previous data") */
                             change: number;
                             /** @enum {string} */
                             trend: "up" | "down" | "neutral";
@@ -6236,35 +6236,35 @@ export interface operations {
                         /** @description percent of finished runs that completed */
                         success_rate: {
                             value: number;
-                            /** @description percent change against the value 7 days earlier, rounded to 0.1; 0 with trend `neutral` when the value is unchanged, and also when it was 0 then (growth from nothing has no percentage: read it as "no previous data") */
+                            /** @description percent change against the value 7 days earlier (the figure recorded that day; in a user's first week, what the records say existed then), rounded to 0.1; 0 with trend `neutral` when the value is unchanged, and also when it was 0 then (growth from nothing has no percentage: read it as "no previous data") */
                             change: number;
                             /** @enum {string} */
                             trend: "up" | "down" | "neutral";
                         };
                         clusters: {
                             value: number;
-                            /** @description percent change against the value 7 days earlier, rounded to 0.1; 0 with trend `neutral` when the value is unchanged, and also when it was 0 then (growth from nothing has no percentage: read it as "no previous data") */
+                            /** @description percent change against the value 7 days earlier (the figure recorded that day; in a user's first week, what the records say existed then), rounded to 0.1; 0 with trend `neutral` when the value is unchanged, and also when it was 0 then (growth from nothing has no percentage: read it as "no previous data") */
                             change: number;
                             /** @enum {string} */
                             trend: "up" | "down" | "neutral";
                         };
                         healthy_clusters: {
                             value: number;
-                            /** @description percent change against the value 7 days earlier, rounded to 0.1; 0 with trend `neutral` when the value is unchanged, and also when it was 0 then (growth from nothing has no percentage: read it as "no previous data") */
+                            /** @description percent change against the value 7 days earlier (the figure recorded that day; in a user's first week, what the records say existed then), rounded to 0.1; 0 with trend `neutral` when the value is unchanged, and also when it was 0 then (growth from nothing has no percentage: read it as "no previous data") */
                             change: number;
                             /** @enum {string} */
                             trend: "up" | "down" | "neutral";
                         };
                         tracked_resources: {
                             value: number;
-                            /** @description percent change against the value 7 days earlier, rounded to 0.1; 0 with trend `neutral` when the value is unchanged, and also when it was 0 then (growth from nothing has no percentage: read it as "no previous data") */
+                            /** @description percent change against the value 7 days earlier (the figure recorded that day; in a user's first week, what the records say existed then), rounded to 0.1; 0 with trend `neutral` when the value is unchanged, and also when it was 0 then (growth from nothing has no percentage: read it as "no previous data") */
                             change: number;
                             /** @enum {string} */
                             trend: "up" | "down" | "neutral";
                         };
                         builds: {
                             value: number;
-                            /** @description percent change against the value 7 days earlier, rounded to 0.1; 0 with trend `neutral` when the value is unchanged, and also when it was 0 then (growth from nothing has no percentage: read it as "no previous data") */
+                            /** @description percent change against the value 7 days earlier (the figure recorded that day; in a user's first week, what the records say existed then), rounded to 0.1; 0 with trend `neutral` when the value is unchanged, and also when it was 0 then (growth from nothing has no percentage: read it as "no previous data") */
                             change: number;
                             /** @enum {string} */
                             trend: "up" | "down" | "neutral";

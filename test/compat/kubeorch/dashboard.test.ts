@@ -143,3 +143,29 @@ t.test('GET /dashboard/stats: trends from the history, not "+100% from last mont
   t.match(cards.total_workflows, { value: '2', change: 0, trend: 'neutral' })
   for (const key of ['total_workflows', 'published_workflows', 'total_runs', 'success_rate']) t.not(cards[key].change, 100, `${key}: no made-up +100 %`)
 })
+
+t.test('GET /dashboard/stats: measured against the figures recorded a week ago, deletions and status changes included', async (t) => {
+  const erin = await registerUser(app)
+  const daysAgo = (d: number) => new Date(Date.now() - d * 24 * 3600 * 1000)
+  const old = daysAgo(40)
+  await app.db.collection('workflows').insertMany(['kept', 'published'].map((name) => ({
+    owner_id: erin.user.id, name, description: '', cluster_id: null, nodes: [], edges: [], metadata: {}, status: name === 'published' ? 'published' : 'draft',
+    current_version: 0, run_count: 0, success_count: 0, failure_count: 0, last_run_at: null, created_at: old, updated_at: old,
+  })))
+  // Eight days ago there were 4 workflows, 2 of them published; two have been deleted since, and one unpublished.
+  const zero = { total_workflows: 0, published_workflows: 0, total_runs: 0, success_rate: 0, clusters: 0, healthy_clusters: 0, tracked_resources: 0, builds: 0 }
+  await app.db.collection('dashboard_stats').insertOne({
+    _id: erin.user.id as never, metrics: {}, computed_at: daysAgo(8),
+    history: [{ day: daysAgo(20).toISOString().slice(0, 10), figures: { ...zero, total_workflows: 9 } }, { day: daysAgo(8).toISOString().slice(0, 10), figures: { ...zero, total_workflows: 4, published_workflows: 2 } }],
+  })
+  await app.services.stats.refresh(erin.user.id)
+  const cards = (await ui(erin, '/dashboard/stats')).body
+  t.match(cards.total_workflows, { value: '2', change: -50, trend: 'down' }, '4 → 2 (the records alone would say 0 %: both left were created before)')
+  t.match(cards.published_workflows, { value: '1', change: -50, trend: 'down' }, '2 → 1')
+  const stored = await app.db.collection('dashboard_stats').findOne({ _id: erin.user.id as never })
+  t.equal(stored!.history.at(-1).day, new Date().toISOString().slice(0, 10), 'today\'s figures are recorded for next week')
+  t.match(stored!.history.at(-1).figures, { total_workflows: 2, published_workflows: 1 })
+  await app.services.stats.refresh(erin.user.id)
+  const again = await app.db.collection('dashboard_stats').findOne({ _id: erin.user.id as never })
+  t.equal(again!.history.length, 3, 'one entry a day: the second computation today replaced the first')
+})
