@@ -85,11 +85,11 @@ export const BuildCancelledEvent = Type.Object({}, { additionalProperties: false
 export const buildStreamDoc = {
   description: [
     'Server-Sent Events. Frames: `id: <n>\\nevent: <type>\\ndata: <one line of JSON>\\n\\n` (LF only); the first frame also carries `retry: 3000` and is the `metadata` event (the build); a `: ping` comment comes every SSE_HEARTBEAT_MS. Send `Authorization: Bearer <token>`.',
-    'The log kept so far is replayed first (`log` events), then what happens next. Events: `progress {status, phase, progress}`, `log {phase, line, timestamp}`, and one terminal event — `complete {image_ref, image_digest}`, `failed {error, phase}` or `cancelled {}` — after which the response ends. A finished build\'s stream replays its log, sends its terminal event and ends.',
+    'The log kept so far is replayed first (`log` events), then what happens next. Events: `progress {status, phase, progress}`, `log {phase, line, timestamp}`, `metadata` again (the whole build) when the build starts and when it ends, and one terminal event — `complete {image_ref, image_digest}`, `failed {error, phase}` or `cancelled {}` — after which the response ends. A finished build\'s stream replays its log, sends its terminal event and ends.',
     'A client reconnecting with `Last-Event-ID` gets the events it missed that are still in the replay window instead of the whole log.',
   ].join('\n\n'),
   events: {
-    metadata: { description: 'the build as GET /v1/api/builds/{id} returns it', schema: { $ref: '#/components/schemas/Build' } },
+    metadata: { description: 'the build as GET /v1/api/builds/{id} returns it: first, then again when it gains a timestamp (`started_at` once its Job is made, `finished_at` just before the terminal event), so a stream opened while it was pending learns when it started', schema: { $ref: '#/components/schemas/Build' } },
     progress: { description: 'status, phase or progress changed', schema: BuildProgressEvent },
     log: { description: 'one log line of the build pod', schema: BuildLogEvent },
     complete: { description: 'pushed and confirmed against the registry', schema: BuildCompleteEvent },

@@ -3,7 +3,7 @@ import { Defaulted, StringEnum, Timestamp } from './common.ts'
 
 const Metric = Type.Object({
   value: Type.Number(),
-  change: Type.Number({ description: 'percent change against the value 7 days earlier' }),
+  change: Type.Number({ description: 'percent change against the value 7 days earlier (the figure recorded that day; in a user\'s first week, what the records say existed then), rounded to 0.1; 0 with trend `neutral` when the value is unchanged, and also when it was 0 then (growth from nothing has no percentage: read it as "no previous data")' }),
   trend: StringEnum(['up', 'down', 'neutral']),
 }, { additionalProperties: false })
 

@@ -8,7 +8,15 @@ export const METRIC_NAMES = ['total_workflows', 'published_workflows', 'total_ru
 export type MetricName = typeof METRIC_NAMES[number]
 export type DashboardStats = Record<MetricName, Metric> & { computed_at: string }
 
-interface StatsDoc { _id: string; metrics: Record<MetricName, Metric>; computed_at: Date }
+/** One day's raw figures (the last computed that UTC day), what a later day's change is measured against. */
+export interface DayFigures { day: string; figures: Record<MetricName, number> }
+
+interface StatsDoc { _id: string; metrics: Record<MetricName, Metric>; computed_at: Date; history?: DayFigures[] }
+
+/** Days of figures kept per user: the 7-day comparison with room for a month's. */
+export const HISTORY_DAYS = 35
+const DAY_MS = 24 * 3600 * 1000
+export const dayOf = (at: Date) => at.toISOString().slice(0, 10)
 
 indexSetups.push(async (db) => {
   await db.collection('dashboard_stats').createIndex({ computed_at: 1 })
@@ -24,12 +32,27 @@ export class StatsRepository {
   }
 
   async get(ownerId: string): Promise<DashboardStats | null> {
-    const doc = await this.c.findOne({ _id: ownerId })
+    const doc = await this.c.findOne({ _id: ownerId }, { projection: { history: 0 } })
     return doc && { ...doc.metrics, computed_at: doc.computed_at.toISOString() }
   }
 
-  async put(ownerId: string, metrics: Record<MetricName, Metric>, at: Date): Promise<DashboardStats> {
-    await this.c.updateOne({ _id: ownerId }, { $set: { metrics, computed_at: at } }, { upsert: true })
+  /** The figures kept per day, oldest first. */
+  async history(ownerId: string): Promise<DayFigures[]> {
+    const doc = await this.c.findOne({ _id: ownerId }, { projection: { history: 1 } })
+    return doc?.history ?? []
+  }
+
+  /**
+   * Stores the metrics, and `figures` as the day's entry of the history (replacing an earlier one of the same
+   * day), dropping days older than HISTORY_DAYS. `history` is what the caller read before computing: a
+   * process computes one user's statistics one at a time (StatsService); two replicas racing on the same
+   * user cost at most that day's entry, which the next computation writes again.
+   */
+  async put(ownerId: string, metrics: Record<MetricName, Metric>, at: Date, figures: Record<MetricName, number>, history: DayFigures[]): Promise<DashboardStats> {
+    const day = dayOf(at)
+    const oldest = dayOf(new Date(at.getTime() - HISTORY_DAYS * DAY_MS))
+    const kept = [...history.filter((h) => h.day >= oldest && h.day < day), { day, figures }]
+    await this.c.updateOne({ _id: ownerId }, { $set: { metrics, computed_at: at, history: kept } }, { upsert: true })
     return { ...metrics, computed_at: at.toISOString() }
   }
 

@@ -213,6 +213,7 @@ export class BuildService {
         await deleteBuildObjects(run.kc, doc.namespace, doc._id, this.deps.config.requestTimeoutMs).catch(() => undefined)
         return
       }
+      this.publishRecord(started)
     }
     if (run.stopped) return
     const lastTime = run.log.lines().at(-1)?.timestamp
@@ -238,6 +239,15 @@ export class BuildService {
 
   private publish(id: string, type: string, data: unknown): void {
     this.deps.hub()?.publish(buildKey(id), type, data)
+  }
+
+  /**
+   * The record again as `metadata` once a timestamp it lacked exists: `started_at` when the Job is made,
+   * `finished_at` at the end. A stream opened while the build was pending got it without them, and a page
+   * shows when the build started and how long it ran (or has run) from the record, not from `progress`.
+   */
+  private publishRecord(doc: BuildDoc): void {
+    this.publish(doc._id, 'metadata', toBuild({ ...doc, logs: [] }))
   }
 
   private move(run: Active, next: { phase: BuildPhase; progress: number }): void {
@@ -335,6 +345,7 @@ export class BuildService {
     if (end.status === 'completed' && doc.workflow_id && doc.node_id) await this.pinNodeImage(run, `${finished.image_ref}@${end.image_digest}`)
     if (error) this.publish(doc._id, 'log', run.log.lines().at(-1))
     this.publish(doc._id, 'progress', { ...run.state })
+    this.publishRecord(finished)
     run.terminal = end.status === 'completed'
       ? { type: 'complete', data: { image_ref: finished.image_ref, image_digest: end.image_digest } }
       : { type: 'failed', data: { error, phase } }
@@ -386,6 +397,7 @@ export class BuildService {
       run.follower?.stop()
     }
     this.publish(id, 'progress', { status: 'cancelled', phase: finished.phase, progress: finished.progress })
+    this.publishRecord(finished)
     this.publish(id, 'cancelled', {})
     this.deps.bus.emit('build.changed', { owner_id: ownerId, build_id: id, status: 'cancelled' })
     let error: string | null = null
@@ -489,6 +501,7 @@ export class BuildService {
     const stub = async (error: string) => {
       const finished = await this.deps.builds.finish(doc._id, { status: 'failed', error, finished_at: new Date(), logs: [...doc.logs, { phase: doc.phase ?? 'clone', line: `Build failed: ${error}`, timestamp: new Date().toISOString() }] })
       if (!finished) return
+      this.publishRecord(finished)
       this.publish(doc._id, 'failed', { error, phase: doc.phase })
       this.deps.bus.emit('build.changed', { owner_id: doc.owner_id, build_id: doc._id, status: 'failed' })
       this.deps.log.warn({ build_id: doc._id }, `build ${doc._id} could not be re-attached after a restart: ${error}`)

@@ -122,7 +122,9 @@ export class RegistryService {
     })
     if (body.is_default) doc = (await this.deps.registries.setDefault(id)) ?? doc
     else if (await this.deps.registries.claimDefault(id)) doc = { ...doc, is_default: true }
-    return toRegistry(doc)
+    // Tested at once, so the record says connected or error from the start rather than "unknown" until
+    // someone presses Test; a registry that cannot be reached now is still added, with that error.
+    return toRegistry((await this.check(doc)).doc)
   }
 
   async update(id: string, body: UpdateRegistry): Promise<Registry> {
@@ -156,7 +158,8 @@ export class RegistryService {
 
     const updated = await this.deps.registries.update(doc._id, changes)
     if (!updated) throw new NotFound('registry')
-    return toRegistry(updated)
+    // …so it is tested again with what changed, as an add is.
+    return toRegistry(retest ? (await this.check(updated)).doc : updated)
   }
 
   async delete(id: string): Promise<void> {
@@ -175,7 +178,11 @@ export class RegistryService {
 
   /** The v2 handshake with the stored login; the outcome is stored and returned either way. */
   async test(id: string): Promise<RegistryTestResult> {
-    const doc = await this.find(id)
+    return (await this.check(await this.find(id))).result
+  }
+
+  /** The handshake for `doc`, its outcome stored; the record as it now stands beside it. */
+  private async check(doc: RegistryDoc): Promise<{ result: RegistryTestResult; doc: RegistryDoc }> {
     let creds: RegistryCredentials | null
     try {
       creds = this.open(doc)
@@ -186,9 +193,10 @@ export class RegistryService {
     return this.record(doc, result)
   }
 
-  private async record(doc: RegistryDoc, result: { ok: boolean; message: string }): Promise<RegistryTestResult> {
-    const status = result.ok ? 'connected' : 'error'
-    await this.deps.registries.recordStatus(doc._id, status, result.message, new Date())
-    return { status, message: result.message }
+  private async record(doc: RegistryDoc, outcome: { ok: boolean; message: string }): Promise<{ result: RegistryTestResult; doc: RegistryDoc }> {
+    const status = outcome.ok ? 'connected' : 'error'
+    const at = new Date()
+    await this.deps.registries.recordStatus(doc._id, status, outcome.message, at)
+    return { result: { status, message: outcome.message }, doc: { ...doc, status, status_message: outcome.message, last_checked_at: at } }
   }
 }

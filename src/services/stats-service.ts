@@ -3,15 +3,19 @@
 import cron, { type ScheduledTask } from 'node-cron'
 import type { EventBus } from '../events/bus.ts'
 import type { ScheduleClaims } from '../replicas/schedule-claims.ts'
-import { METRIC_NAMES, type DashboardStats, type Metric, type MetricName, type StatsRepository } from '../repositories/stats.ts'
+import { METRIC_NAMES, dayOf, type DashboardStats, type Metric, type MetricName, type StatsRepository } from '../repositories/stats.ts'
 
 const WEEK_MS = 7 * 24 * 3600 * 1000
 /** The repair's name: node-cron's task name and its claim's id. */
 const JOB = 'dashboard-stats'
 
-/** A metric and its change in percent against its value 7 days earlier. */
+/**
+ * A metric and its change in percent against its value 7 days earlier. Growth from nothing has no
+ * percentage: it is `change: 0, trend: neutral`, which dashboards read as "no previous data" (the KubeOrch
+ * UI prints exactly that for neutral), never a made-up +100 % on every card of a new account.
+ */
 export function metric(value: number, before: number): Metric {
-  const change = before === 0 ? (value > 0 ? 100 : 0) : Math.round(((value - before) / before) * 1000) / 10
+  const change = before === 0 ? 0 : Math.round(((value - before) / before) * 1000) / 10
   return { value, change, trend: change > 0 ? 'up' : change < 0 ? 'down' : 'neutral' }
 }
 
@@ -82,11 +86,19 @@ export class StatsService {
     return owners.length
   }
 
+  /**
+   * The figures now against those of 7 days earlier: the day's figures recorded then when there are any
+   * (deletions, publications and cluster health included), else as the records tell it (what exists now
+   * and was created before then, in its current state), for the first week of a user's history.
+   */
   private async compute(ownerId: string): Promise<DashboardStats> {
     const at = this.now()
-    const { now, before } = await this.repo.snapshot(ownerId, new Date(at.getTime() - WEEK_MS))
+    const cutoff = new Date(at.getTime() - WEEK_MS)
+    const [{ now, before: rebuilt }, history] = await Promise.all([this.repo.snapshot(ownerId, cutoff), this.repo.history(ownerId)])
+    const recorded = history.filter((h) => h.day <= dayOf(cutoff)).at(-1)?.figures
+    const before = recorded ? { ...rebuilt, ...recorded } : rebuilt
     const metrics = Object.fromEntries(METRIC_NAMES.map((name) => [name, metric(now[name], before[name])])) as Record<MetricName, Metric>
-    const stats = await this.repo.put(ownerId, metrics, at)
+    const stats = await this.repo.put(ownerId, metrics, at, now, history)
     this.bus.emit('stats.updated', { owner_id: ownerId })
     return stats
   }

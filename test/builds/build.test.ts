@@ -1,9 +1,10 @@
 // Builds end to end on the simulator: a real clone from the git server, a real push to the registry, the
 // digest confirmed there, the events in order on the stream, the workflow node pinned to the digest and the
 // credentials Secret gone; then each way a build fails (clone, build, push refused) with its phase.
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { buildFixture, NS, terminal } from './fixture.ts'
 import { Value } from 'typebox/value'
+import { reframeBuildEvent } from '../../src/compat/kubeorch/routes/builds.ts'
 import { Build, BuildProgressEvent, BuildLogEvent, BuildCompleteEvent, BuildFailedEvent } from '../../schemas/build.ts'
 
 const f = await buildFixture(t)
@@ -89,6 +90,64 @@ t.test('success: clone, build, push; events in order; digest confirmed; only the
   t.notOk(everything.includes(b64), 'no base64 login stored or logged')
   t.notOk(JSON.stringify(events).includes(f.registry.password) || JSON.stringify(events).includes(b64), 'nor in any event')
 })
+
+// A stream opened while the build is pending (its Job not made yet) gets the record without `started_at`;
+// the record comes again as `metadata` once the Job exists, and with `finished_at` before the terminal
+// event, so a client shows when it started and how long it ran without reading it again.
+t.test('a stream opened before the build started: metadata again with started_at, then with finished_at before the end', async (t) => {
+  const jobCreated = f.sim.faults.hold({ method: 'POST', pathPrefix: `/apis/batch/v1/namespaces/${NS}/jobs` })
+  t.teardown(() => jobCreated.release())
+  const started = await f.start({ image_name: 'team/timed' })
+  t.equal(started.status, 201, JSON.stringify(started.body))
+  await jobCreated.reached
+  const stream = await f.stream(started.body.id)
+  t.equal(stream.status, 200)
+  await stream.until('the first metadata', (events) => events.length >= 1)
+  jobCreated.release()
+  const events = await stream.until('the terminal event', terminal, 20_000)
+  await stream.ended
+  checkTimestamps(t, events.map((e) => ({ type: e.type, data: e.data })))
+})
+
+t.test('the same from the stream\'s producer (the hub and the metadata snapshot, no HTTP)', async (t) => {
+  const jobCreated = f.sim.faults.hold({ method: 'POST', pathPrefix: `/apis/batch/v1/namespaces/${NS}/jobs` })
+  t.teardown(() => jobCreated.release())
+  const started = await f.start({ image_name: 'team/timed-hub' })
+  t.equal(started.status, 201, JSON.stringify(started.body))
+  await jobCreated.reached
+  // As serveStream does it: subscribe, then read the snapshot that goes out first.
+  const source = f.app.services.builds.stream(f.owner.user.id, started.body.id)
+  const sub = source.hub.subscribe(source.key)
+  t.teardown(() => sub.close())
+  const events: Array<{ type: string; data: any }> = [{ type: 'metadata', data: await source.metadata() }]
+  jobCreated.release()
+  for await (const e of sub) {
+    events.push({ type: e.type, data: e.data })
+    if (terminal([e])) break
+  }
+  checkTimestamps(t, events)
+  // The KubeOrch UI's build page reads them re-encoded: startedAt while it runs, duration once it ended.
+  const ui = events.filter((e) => e.type === 'metadata').map((e) => reframeBuildEvent('metadata', e.data) as { data: any })
+  t.ok(ui.some((m) => m.data.startedAt && m.data.status !== 'completed'), 'startedAt while it runs')
+  t.equal(ui.at(-1)!.data.duration, Date.parse(ui.at(-1)!.data.completedAt) - Date.parse(ui.at(-1)!.data.startedAt), 'duration (ms) when done')
+})
+
+function checkTimestamps(t: Test, events: Array<{ type: string; data: any }>) {
+  const metas = events.map((e, i) => ({ ...e, i })).filter((e) => e.type === 'metadata')
+  t.equal(metas[0].i, 0, 'metadata first')
+  t.match(metas[0].data, { status: 'pending', started_at: null, finished_at: null }, 'opened before the Job was made')
+  const live = metas.find((m) => m.data.started_at !== null)
+  t.ok(live, 'a later metadata carries started_at')
+  t.ok(Value.Check(Build, live!.data), 'it is a Build')
+  t.ok(Date.parse(live!.data.started_at) >= Date.parse(live!.data.created_at))
+  t.equal(live!.data.finished_at, null, 'sent while the build runs')
+  const end = events.findIndex((e) => terminal([e]))
+  t.equal(events[end].type, 'complete')
+  const last = metas.at(-1)!
+  t.equal(last.i, end - 1, 'the finished record right before the terminal event')
+  t.match(last.data, { status: 'completed', started_at: live!.data.started_at, finished_at: String })
+  t.ok(Date.parse(last.data.finished_at) >= Date.parse(last.data.started_at))
+}
 
 t.test('clone failure: an unknown branch fails at clone with git\'s own words', async (t) => {
   const started = await f.start({ branch: 'no-such-branch', image_tag: 'nobranch' })

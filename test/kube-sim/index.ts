@@ -24,7 +24,7 @@ import { NamespaceController } from './controllers/namespace.ts'
 import { ReplicaSetController } from './controllers/replicaset.ts'
 import { EventRecorder } from './events.ts'
 import { ExecService } from './exec.ts'
-import { Faults, type FailOptions } from './faults.ts'
+import { Faults, type FailOptions, type RequestHold } from './faults.ts'
 import { ImagePolicy } from './images.ts'
 import { kubeconfigYaml, type KubeconfigUser } from './kubeconfig.ts'
 import { LogService } from './logs.ts'
@@ -41,7 +41,7 @@ import type { BuildHold, BuildPhase } from './processes/failing-builds.ts'
 
 export type { Timing } from './controllers/manager.ts'
 export type { OidcOptions, UserInfo } from './auth.ts'
-export type { FailOptions } from './faults.ts'
+export type { FailOptions, RequestHold } from './faults.ts'
 export type { ImageBehaviour } from './images.ts'
 export type { BuildHold, BuildPhase, HeldBuild } from './processes/failing-builds.ts'
 export { logLine, logsAnnotation } from './logs.ts'
@@ -95,6 +95,8 @@ export interface KubeSim {
     failNext(n: number, status: number, opts?: FailOptions): void
     /** Delay before every request is handled. */
     setLatency(ms: number): void
+    /** Holds matching API requests before they are handled until released (reset releases them too). */
+    hold(opts: FailOptions): RequestHold
     /** Forgets watch history: resuming from any earlier resourceVersion yields 410 Gone. */
     compactHistory(): void
     /** Stops the listener and severs all connections; state is kept. */
@@ -236,6 +238,7 @@ export async function startKubeSim(opts: KubeSimOptions = {}): Promise<KubeSim> 
       dropWatches: () => watches.dropAll(),
       failNext: (count, status, o) => faults.failNext(count, status, o),
       setLatency: (ms) => { faults.latencyMs = ms },
+      hold: (o) => faults.hold(o),
       compactHistory: () => store.compact(),
       stop: () => server.stop(),
       restart: async () => { if (!server.listening) await server.start() },

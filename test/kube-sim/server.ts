@@ -106,6 +106,7 @@ export class SimServer {
       }
       // Not an apiserver path: tests read who watches what (any authenticated identity may; no fault applies).
       if (req.method === 'GET' && path === '/debug/watches') { sendJson(res, 200, { watches: this.o.watches() }); return }
+      await this.o.faults.gate(req.method ?? 'GET', path)
       const injected = this.o.faults.take(req.method ?? 'GET', path)
       if (injected) { req.resume(); sendStatus(res, injected); return }
       await this.o.rest.handle(req, res, user)

@@ -31,13 +31,17 @@ const U = '/v1/api/registries'
 let local: { id: string }
 let basicReg: { id: string }
 
-t.test('an admin creates a registry; the reply shows the login but not the password', async (t) => {
+t.test('an admin creates a registry, tested at once; the reply shows the login and the outcome but not the password', async (t) => {
   const res = await call(admin, 'POST', A, { name: 'Local', registry_type: 'custom', url: `${bearer.url}/`, username: 'robot', password: PASSWORD })
   t.equal(res.status, 201)
   t.match(res.body, {
     id: /^[0-9a-f]{24}$/, name: 'Local', registry_type: 'custom', url: bearer.url, host: `127.0.0.1:${bearer.port}`, username: 'robot',
-    has_credentials: true, status: 'unknown', status_message: 'not checked yet', is_default: true, last_checked_at: null, created_at: String, updated_at: String,
+    has_credentials: true, status: 'connected', status_message: 'connected as robot (token)', is_default: true, last_checked_at: String, created_at: String, updated_at: String,
   })
+  t.ok(bearer.requests.some((r) => r.path === '/v2/' && r.authorization?.startsWith('Bearer ')), 'the add did the handshake with the login')
+  const read = (await call(user, 'GET', `${U}/${res.body.id}`)).body
+  t.match(read, { status: 'connected', status_message: 'connected as robot (token)', last_checked_at: res.body.last_checked_at }, 'stored as answered')
+  t.match((await call(user, 'GET', U)).body.registries, [{ id: res.body.id, status: 'connected' }], 'the list shows it too')
   t.notOk('password' in res.body || 'token' in res.body || 'credentials_sealed' in res.body)
   local = res.body
   const stored = await app.db.collection('registries').findOne({ _id: local.id as never })
@@ -47,7 +51,13 @@ t.test('an admin creates a registry; the reply shows the login but not the passw
   const other = await call(admin, 'POST', A, { name: 'Basic only', registry_type: 'harbor', url: basic.url, username: 'ci', token: TOKEN })
   t.equal(other.status, 201)
   t.equal(other.body.is_default, false, 'the first registry stays the default')
+  t.match(other.body, { status: 'connected', status_message: 'connected as ci (basic auth)' })
   basicReg = other.body
+
+  // A registry that refuses the login, or cannot be reached, is still added: with the reason.
+  const refused = await call(admin, 'POST', A, { name: 'Wrong login', registry_type: 'custom', url: basic.url, username: 'ci', password: 'not-it' })
+  t.match(refused, { status: 201, body: { status: 'error', status_message: 'registry refused the credentials (401)', last_checked_at: String } })
+  t.equal((await call(admin, 'DELETE', `${A}/${refused.body.id}`)).status, 204)
 })
 
 t.test('input is checked', async (t) => {
@@ -99,6 +109,7 @@ t.test('every signed-in user reads registries; lookup is not taken for an id', a
 
 t.test('a plain user gets 403 on every admin route and changes nothing', async (t) => {
   const before = JSON.stringify((await call(admin, 'GET', U)).body)
+  const contacted = bearer.requests.length
   const attempts: Array<[Method, string, object?]> = [
     ['POST', A, { name: 'mine', registry_type: 'custom', url: bearer.url }],
     ['PUT', `${A}/${local.id}`, { name: 'renamed' }],
@@ -110,7 +121,7 @@ t.test('a plain user gets 403 on every admin route and changes nothing', async (
     t.match(await call(user, method, url, payload), { status: 403, body: { error: 'admin role required' } }, `${method} ${url}`)
   }
   t.equal(JSON.stringify((await call(admin, 'GET', U)).body), before)
-  t.equal(bearer.requests.length, 0, 'the registry was never contacted')
+  t.equal(bearer.requests.length, contacted, 'the registry was not contacted')
 })
 
 t.test('the connection test: bearer challenge, refused credentials, basic-only registry', async (t) => {
@@ -121,7 +132,7 @@ t.test('the connection test: bearer challenge, refused credentials, basic-only r
   t.ok(Date.now() - Date.parse(after.last_checked_at) < 60_000)
 
   const wrong = await call(admin, 'PUT', `${A}/${local.id}`, { password: 'not-the-password' })
-  t.match(wrong, { status: 200, body: { status: 'unknown', has_credentials: true, username: 'robot', last_checked_at: null } }, 'new credentials reset the status')
+  t.match(wrong, { status: 200, body: { status: 'error', status_message: 'registry refused the credentials (401)', has_credentials: true, username: 'robot', last_checked_at: String } }, 'new credentials are tested at once')
   const refused = await call(admin, 'POST', `${A}/${local.id}/test`)
   t.equal(refused.status, 200, 'a failing registry is a result, not a failed request')
   t.equal(refused.body.status, 'error')
@@ -140,7 +151,7 @@ t.test('credentials are replaced only when given', async (t) => {
   t.match(renamed.body, { name: 'Local registry', has_credentials: true, status: 'connected' }, 'a rename keeps the login and the status')
   t.equal((await call(admin, 'POST', `${A}/${local.id}/test`)).body.status, 'connected')
   const relogin = await call(admin, 'PUT', `${A}/${local.id}`, { username: 'someone-else' })
-  t.match(relogin.body, { username: 'someone-else', has_credentials: true, status: 'unknown' })
+  t.match(relogin.body, { username: 'someone-else', has_credentials: true, status: 'error' }, 'tested with the new user name')
   t.match((await call(admin, 'POST', `${A}/${local.id}/test`)).body, { status: 'error', message: 'registry refused the credentials (401)' }, 'the stored secret, the new user name')
   t.equal((await call(admin, 'PUT', `${A}/${local.id}`, { username: 'robot' })).status, 200)
   t.equal((await call(admin, 'POST', `${A}/${local.id}/test`)).body.status, 'connected', 'the stored secret survived both renames')

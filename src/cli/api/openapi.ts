@@ -1016,7 +1016,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** add a registry (admin); its password or token is sealed and never returned */
+        /**
+         * add a registry (admin); its password or token is sealed and never returned
+         * @description The registry is tested at once (the Docker Registry v2 handshake of POST /admin/registries/{id}/test, bounded by its timeout) and the answer carries the outcome: `status` `connected` or `error`, `status_message`, `last_checked_at`. One that cannot be reached now is still added, with status `error` saying why.
+         */
         post: operations["createRegistry"];
         delete?: never;
         options?: never;
@@ -1032,7 +1035,10 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** update a registry (admin); credentials are replaced only when given */
+        /**
+         * update a registry (admin); credentials are replaced only when given
+         * @description A change of url, type or login is tested at once, as an add is, and the answer carries the new outcome; a change of name alone keeps the last one.
+         */
         put: operations["updateRegistry"];
         post?: never;
         /** remove a registry (admin); when it was the default, the oldest remaining one becomes the default */
@@ -1445,7 +1451,7 @@ export interface paths {
          * the build's progress and log (SSE)
          * @description Server-Sent Events. Frames: `id: <n>\nevent: <type>\ndata: <one line of JSON>\n\n` (LF only); the first frame also carries `retry: 3000` and is the `metadata` event (the build); a `: ping` comment comes every SSE_HEARTBEAT_MS. Send `Authorization: Bearer <token>`.
          *
-         *     The log kept so far is replayed first (`log` events), then what happens next. Events: `progress {status, phase, progress}`, `log {phase, line, timestamp}`, and one terminal event — `complete {image_ref, image_digest}`, `failed {error, phase}` or `cancelled {}` — after which the response ends. A finished build's stream replays its log, sends its terminal event and ends.
+         *     The log kept so far is replayed first (`log` events), then what happens next. Events: `progress {status, phase, progress}`, `log {phase, line, timestamp}`, `metadata` again (the whole build) when the build starts and when it ends, and one terminal event — `complete {image_ref, image_digest}`, `failed {error, phase}` or `cancelled {}` — after which the response ends. A finished build's stream replays its log, sends its terminal event and ends.
          *
          *     A client reconnecting with `Last-Event-ID` gets the events it missed that are still in the replay window instead of the whole log.
          */
@@ -6343,21 +6349,21 @@ export interface operations {
                     "application/json": {
                         total_workflows: {
                             value: number;
-                            /** @description percent change against the value 7 days earlier */
+                            /** @description percent change against the value 7 days earlier (the figure recorded that day; in a user's first week, what the records say existed then), rounded to 0.1; 0 with trend `neutral` when the value is unchanged, and also when it was 0 then (growth from nothing has no percentage: read it as "no previous data") */
                             change: number;
                             /** @enum {string} */
                             trend: "up" | "down" | "neutral";
                         };
                         published_workflows: {
                             value: number;
-                            /** @description percent change against the value 7 days earlier */
+                            /** @description percent change against the value 7 days earlier (the figure recorded that day; in a user's first week, what the records say existed then), rounded to 0.1; 0 with trend `neutral` when the value is unchanged, and also when it was 0 then (growth from nothing has no percentage: read it as "no previous data") */
                             change: number;
                             /** @enum {string} */
                             trend: "up" | "down" | "neutral";
                         };
                         total_runs: {
                             value: number;
-                            /** @description percent change against the value 7 days earlier */
+                            /** @description percent change against the value 7 days earlier (the figure recorded that day; in a user's first week, what the records say existed then), rounded to 0.1; 0 with trend `neutral` when the value is unchanged, and also when it was 0 then (growth from nothing has no percentage: read it as "no previous data") */
                             change: number;
                             /** @enum {string} */
                             trend: "up" | "down" | "neutral";
@@ -6365,35 +6371,35 @@ export interface operations {
                         /** @description percent of finished runs that completed */
                         success_rate: {
                             value: number;
-                            /** @description percent change against the value 7 days earlier */
+                            /** @description percent change against the value 7 days earlier (the figure recorded that day; in a user's first week, what the records say existed then), rounded to 0.1; 0 with trend `neutral` when the value is unchanged, and also when it was 0 then (growth from nothing has no percentage: read it as "no previous data") */
                             change: number;
                             /** @enum {string} */
                             trend: "up" | "down" | "neutral";
                         };
                         clusters: {
                             value: number;
-                            /** @description percent change against the value 7 days earlier */
+                            /** @description percent change against the value 7 days earlier (the figure recorded that day; in a user's first week, what the records say existed then), rounded to 0.1; 0 with trend `neutral` when the value is unchanged, and also when it was 0 then (growth from nothing has no percentage: read it as "no previous data") */
                             change: number;
                             /** @enum {string} */
                             trend: "up" | "down" | "neutral";
                         };
                         healthy_clusters: {
                             value: number;
-                            /** @description percent change against the value 7 days earlier */
+                            /** @description percent change against the value 7 days earlier (the figure recorded that day; in a user's first week, what the records say existed then), rounded to 0.1; 0 with trend `neutral` when the value is unchanged, and also when it was 0 then (growth from nothing has no percentage: read it as "no previous data") */
                             change: number;
                             /** @enum {string} */
                             trend: "up" | "down" | "neutral";
                         };
                         tracked_resources: {
                             value: number;
-                            /** @description percent change against the value 7 days earlier */
+                            /** @description percent change against the value 7 days earlier (the figure recorded that day; in a user's first week, what the records say existed then), rounded to 0.1; 0 with trend `neutral` when the value is unchanged, and also when it was 0 then (growth from nothing has no percentage: read it as "no previous data") */
                             change: number;
                             /** @enum {string} */
                             trend: "up" | "down" | "neutral";
                         };
                         builds: {
                             value: number;
-                            /** @description percent change against the value 7 days earlier */
+                            /** @description percent change against the value 7 days earlier (the figure recorded that day; in a user's first week, what the records say existed then), rounded to 0.1; 0 with trend `neutral` when the value is unchanged, and also when it was 0 then (growth from nothing has no percentage: read it as "no previous data") */
                             change: number;
                             /** @enum {string} */
                             trend: "up" | "down" | "neutral";

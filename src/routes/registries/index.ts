@@ -40,6 +40,7 @@ export default async function registryRoutes(app: App) {
   app.post('/v1/api/admin/registries', {
     schema: {
       tags, operationId: 'createRegistry', summary: 'add a registry (admin); its password or token is sealed and never returned',
+      description: 'The registry is tested at once (the Docker Registry v2 handshake of POST /admin/registries/{id}/test, bounded by its timeout) and the answer carries the outcome: `status` `connected` or `error`, `status_message`, `last_checked_at`. One that cannot be reached now is still added, with status `error` saying why.',
       body: CreateRegistryBody, response: { 201: RegistryRef, ...errorResponses(400, 401, 403, 409) },
     },
   }, async (req, reply) => reply.code(201).send(await service.create(req.body)))
@@ -47,6 +48,7 @@ export default async function registryRoutes(app: App) {
   app.put('/v1/api/admin/registries/:id', {
     schema: {
       tags, operationId: 'updateRegistry', summary: 'update a registry (admin); credentials are replaced only when given',
+      description: 'A change of url, type or login is tested at once, as an add is, and the answer carries the new outcome; a change of name alone keeps the last one.',
       params: RegistryParams, body: UpdateRegistryBody, response: { 200: RegistryRef, ...errorResponses(400, 401, 403, 404, 409) },
     },
   }, async (req) => service.update(req.params.id, req.body))

@@ -90,6 +90,58 @@ t.test('Start build with the UI\'s body (OBSERVED 19) on the default cluster; th
   t.same(after.nodes.find((n: any) => n.id === 'deployment-web'), other, 'the other node is untouched')
 })
 
+/** The build page's state after these events, applied as useBuildStream applies them (CONTRACT.md §4 "Build"). */
+function pageState(events: Array<{ type: string; data: any }>): any {
+  let build: any = null
+  for (const { type, data } of events) {
+    const d = data?.data ?? data
+    if (type === 'metadata') build = data
+    else if (!build) build = data
+    else if (type === 'progress') build = { ...build, status: d.status || build.status, currentStage: d.current_stage || d.currentStage || build.currentStage, progress: d.progress ?? build.progress }
+    else if (type === 'complete') build = { ...build, status: 'completed', progress: 100, finalImageRef: d.final_image_ref || d.finalImageRef || build.finalImageRef }
+    else if (type === 'failed') build = { ...build, status: 'failed', errorMessage: d.error_message || d.errorMessage || d.error }
+    else if (type === 'cancelled') build = { ...build, status: 'cancelled' }
+  }
+  return build
+}
+
+t.test('a build page opened before the build started: startedAt comes with a later metadata, the duration with the last (OBSERVED.md, last section)', async (t) => {
+  // The Job's creation is held, so the page's stream opens while the build is pending and has no start time.
+  const jobCreated = f.sim.faults.hold({ method: 'POST', pathPrefix: '/apis/batch/v1/namespaces/' })
+  t.teardown(() => jobCreated.release())
+  const started = await ui(f.owner.token, 'POST', '/builds/start', { repoUrl: f.repo.url, branch: 'main', registryId: f.registryId, imageName: 'ada/timed', imageTag: 'v1', buildContext: '.', useNixpacks: false, dockerfile: 'Dockerfile' })
+  t.equal(started.status, 201, JSON.stringify(started.body))
+  await jobCreated.reached
+  const stream = await uiStream(started.body.build.id)
+  t.equal(stream.status, 200)
+  await stream.until('the first metadata', (events) => events.some((e) => e.type === 'metadata'))
+  jobCreated.release()
+  await stream.until('the terminal event', terminal, 30_000)
+  await stream.ended
+  const events = asTheUiParses(stream.raw())
+  const metas = events.map((e, i) => ({ ...e, i })).filter((e) => e.type === 'metadata')
+  t.equal(metas[0].i, 0)
+  t.match(metas[0].data, { status: 'pending' })
+  t.notOk(metas[0].data.startedAt, 'opened before the build started: no start time yet (the page shows "Started -")')
+  t.equal(pageState(events.slice(0, 1)).startedAt ?? null, null)
+
+  const live = metas.find((m) => typeof m.data.startedAt === 'string')
+  t.ok(live, 'a later metadata carries startedAt')
+  t.ok(Date.parse(live!.data.startedAt) >= Date.parse(live!.data.createdAt), 'started after it was created')
+  t.ok(['pending', 'cloning', 'building', 'pushing'].includes(live!.data.status), `while the build runs (${live!.data.status}): the page counts the elapsed time from it`)
+  const whileRunning = pageState(events.slice(0, live!.i + 1))
+  t.equal(whileRunning.startedAt, live!.data.startedAt, 'the page state has it at once, no reload')
+
+  const end = events.findIndex((e) => e.type === 'complete')
+  const last = metas.at(-1)!
+  t.ok(last.i < end, 'the last metadata comes before complete')
+  t.match(last.data, { status: 'completed', startedAt: live!.data.startedAt, completedAt: String })
+  t.equal(last.data.duration, Date.parse(last.data.completedAt) - Date.parse(last.data.startedAt), 'the finished build\'s duration (the page shows it once the timer stops)')
+  const final = pageState(events)
+  t.match(final, { status: 'completed', startedAt: live!.data.startedAt, duration: last.data.duration }, 'the page after complete: Started and Duration filled')
+  t.same(events.filter((e) => e.type === 'metadata').map((e) => e.data.id), metas.map(() => started.body.build.id))
+})
+
 t.test('cancel through the adapter: the stream ends with cancelled', async (t) => {
   const hold = f.sim.failingBuilds.hold('ada/cancel', 'clone')
   t.teardown(() => hold.release())

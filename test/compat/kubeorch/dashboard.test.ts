@@ -106,3 +106,66 @@ t.test('GET /dashboard/stats: each card {value as text, change, trend}, the same
   const anonymous = await app.inject({ url: `${API}/dashboard/stats` })
   refused(t, { status: anonymous.statusCode, body: anonymous.json() }, 401)
 })
+
+t.test('GET /dashboard/stats: trends from the history, not "+100% from last month" on every card', async (t) => {
+  // History seeded behind the services' backs: what existed 40 days ago, then what happened this week.
+  const carol = await registerUser(app)
+  const daysAgo = (d: number) => new Date(Date.now() - d * 24 * 3600 * 1000)
+  let n = 0
+  const workflow = (at: Date, status = 'draft') => ({
+    owner_id: carol.user.id, name: `seeded ${++n}`, description: '', cluster_id: null, nodes: [], edges: [], metadata: {}, status,
+    current_version: 0, run_count: 0, success_count: 0, failure_count: 0, last_run_at: null, created_at: at, updated_at: at,
+  })
+  const run = (at: Date, status: string) => ({ owner_id: carol.user.id, workflow_id: 'w', status, dry_run: false, started_at: at, finished_at: at })
+  await app.db.collection('workflows').insertMany([workflow(daysAgo(40)), workflow(daysAgo(40), 'published'), workflow(daysAgo(40), 'published'), workflow(daysAgo(40), 'published')])
+  await app.db.collection('workflow_runs').insertMany([run(daysAgo(40), 'completed'), run(daysAgo(40), 'completed')])
+  await app.services.stats.refresh(carol.user.id)
+  let cards = (await ui(carol, '/dashboard/stats')).body
+  t.match(cards.total_workflows, { value: '4', change: 0, trend: 'neutral' }, 'the same count then and now: 0 %')
+  t.match(cards.published_workflows, { value: '3', change: 0, trend: 'neutral' })
+  t.match(cards.success_rate, { value: '100%', change: 0, trend: 'neutral' })
+
+  // This week: one more workflow (4 → 5, +25 %), and a failed run (100 % → 66.7 %, a third down).
+  await app.db.collection('workflows').insertOne(workflow(daysAgo(1)))
+  await app.db.collection('workflow_runs').insertOne(run(daysAgo(1), 'failed'))
+  await app.services.stats.refresh(carol.user.id)
+  cards = (await ui(carol, '/dashboard/stats')).body
+  t.match(cards.total_workflows, { value: '5', change: 25, trend: 'up' })
+  t.match(cards.published_workflows, { value: '3', change: 0, trend: 'neutral' })
+  t.match(cards.total_runs, { value: '3', change: 50, trend: 'up' })
+  t.match(cards.success_rate, { value: '66.7%', change: -33.3, trend: 'down' })
+
+  // A new account: everything grew from nothing, which has no percentage; the UI shows "No previous data".
+  const dave = await registerUser(app)
+  for (const name of ['first', 'second']) t.equal((await call(dave, 'POST', `${API}/workflows`, { name, description: '' })).status, 201)
+  await app.services.stats.refresh(dave.user.id)
+  cards = (await ui(dave, '/dashboard/stats')).body
+  t.match(cards.total_workflows, { value: '2', change: 0, trend: 'neutral' })
+  for (const key of ['total_workflows', 'published_workflows', 'total_runs', 'success_rate']) t.not(cards[key].change, 100, `${key}: no made-up +100 %`)
+})
+
+t.test('GET /dashboard/stats: measured against the figures recorded a week ago, deletions and status changes included', async (t) => {
+  const erin = await registerUser(app)
+  const daysAgo = (d: number) => new Date(Date.now() - d * 24 * 3600 * 1000)
+  const old = daysAgo(40)
+  await app.db.collection('workflows').insertMany(['kept', 'published'].map((name) => ({
+    owner_id: erin.user.id, name, description: '', cluster_id: null, nodes: [], edges: [], metadata: {}, status: name === 'published' ? 'published' : 'draft',
+    current_version: 0, run_count: 0, success_count: 0, failure_count: 0, last_run_at: null, created_at: old, updated_at: old,
+  })))
+  // Eight days ago there were 4 workflows, 2 of them published; two have been deleted since, and one unpublished.
+  const zero = { total_workflows: 0, published_workflows: 0, total_runs: 0, success_rate: 0, clusters: 0, healthy_clusters: 0, tracked_resources: 0, builds: 0 }
+  await app.db.collection('dashboard_stats').insertOne({
+    _id: erin.user.id as never, metrics: {}, computed_at: daysAgo(8),
+    history: [{ day: daysAgo(20).toISOString().slice(0, 10), figures: { ...zero, total_workflows: 9 } }, { day: daysAgo(8).toISOString().slice(0, 10), figures: { ...zero, total_workflows: 4, published_workflows: 2 } }],
+  })
+  await app.services.stats.refresh(erin.user.id)
+  const cards = (await ui(erin, '/dashboard/stats')).body
+  t.match(cards.total_workflows, { value: '2', change: -50, trend: 'down' }, '4 → 2 (the records alone would say 0 %: both left were created before)')
+  t.match(cards.published_workflows, { value: '1', change: -50, trend: 'down' }, '2 → 1')
+  const stored = await app.db.collection('dashboard_stats').findOne({ _id: erin.user.id as never })
+  t.equal(stored!.history.at(-1).day, new Date().toISOString().slice(0, 10), 'today\'s figures are recorded for next week')
+  t.match(stored!.history.at(-1).figures, { total_workflows: 2, published_workflows: 1 })
+  await app.services.stats.refresh(erin.user.id)
+  const again = await app.db.collection('dashboard_stats').findOne({ _id: erin.user.id as never })
+  t.equal(again!.history.length, 3, 'one entry a day: the second computation today replaced the first')
+})

@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto'
 import { startTestApp } from '../../helpers/app.ts'
 import { registerUser, type TestUser } from '../../helpers/auth.ts'
 import { startFakeRegistry } from '../../registries/fake-registry.ts'
+import { startTestRegistry } from '../../helpers/test-registry.ts'
 
 const { app, logs } = await startTestApp(t, { ALLOW_INSECURE_CLUSTERS: true })
 const admin = await registerUser(app, { role: 'admin' })
@@ -17,6 +18,8 @@ const fake = await startFakeRegistry({ mode: 'basic', username: 'ada', password:
 t.teardown(() => fake.close())
 
 const bodies: string[] = []
+const testRegistry = await startTestRegistry({ auth: 'bearer' })
+t.teardown(() => testRegistry.close())
 const K = '/kubeorch/v1/api'
 async function call(who: TestUser, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: object) {
   const res = await app.inject({ method, url: `${K}${url}`, headers: who.headers, ...(payload && { payload }) })
@@ -44,7 +47,7 @@ t.test('Add registry with the UI\'s exact body (OBSERVED 20b) → {registry}; th
   const res = await call(admin, 'POST', '/admin/registries', { name: 'local-registry', registryType: 'custom', registryUrl: fake.url, credentials: { username: 'ada', password: PASSWORD } })
   t.equal(res.status, 201, JSON.stringify(res.body))
   assertUiRegistry(t, res.body.registry)
-  t.match(res.body.registry, { name: 'local-registry', registryType: 'custom', registryUrl: fake.url, status: 'unknown', isDefault: true, lastCheck: null })
+  t.match(res.body.registry, { name: 'local-registry', registryType: 'custom', registryUrl: fake.url, status: 'connected', isDefault: true, lastCheck: String })
   localId = res.body.registry.id
 
   const list = await call(user, 'GET', '/registries')
@@ -52,6 +55,26 @@ t.test('Add registry with the UI\'s exact body (OBSERVED 20b) → {registry}; th
   t.equal(list.body.registries.length, 1)
   for (const r of list.body.registries) assertUiRegistry(t, r)
   t.equal(list.body.registries[0].id, localId)
+})
+
+t.test('Add registry: the card shows the connection test\'s outcome at once, not "Unknown" (OBSERVED.md, last section)', async (t) => {
+  const res = await call(admin, 'POST', '/admin/registries', { name: 'builds', registryType: 'custom', registryUrl: testRegistry.url, credentials: { username: testRegistry.username, password: testRegistry.password } })
+  t.equal(res.status, 201, JSON.stringify(res.body))
+  assertUiRegistry(t, res.body.registry)
+  t.match(res.body.registry, { status: 'connected', lastCheck: String, status_message: /connected as / })
+  t.ok(testRegistry.requests.some((r) => r.path === '/v2/' && r.auth === 'bearer' && r.status === 200), 'the add logged in to the registry')
+  const listed = (await call(user, 'GET', '/registries')).body.registries.find((r: any) => r.id === res.body.registry.id)
+  t.match(listed, { status: 'connected', lastCheck: res.body.registry.lastCheck }, 'the list after the add shows the same')
+  const one = await app.inject({ method: 'GET', url: `/v1/api/registries/${res.body.registry.id}`, headers: user.headers })
+  t.match(one.json(), { status: 'connected', last_checked_at: res.body.registry.lastCheck }, 'and so does /v1/api')
+
+  // A login the registry refuses: still added, marked error with the reason, on both prefixes.
+  const wrong = await call(admin, 'POST', '/admin/registries', { name: 'builds-wrong', registryType: 'custom', registryUrl: testRegistry.url, credentials: { username: testRegistry.username, password: 'not-it' } })
+  t.equal(wrong.status, 201)
+  t.match(wrong.body.registry, { status: 'error', lastCheck: String, status_message: /refused/ })
+  const v1 = await app.inject({ method: 'POST', url: '/v1/api/admin/registries', headers: admin.headers, payload: { name: 'builds-v1', registry_type: 'custom', url: testRegistry.url, username: testRegistry.username, password: testRegistry.password } })
+  t.match(v1.json(), { status: 'connected', last_checked_at: String })
+  for (const id of [res.body.registry.id, wrong.body.registry.id, v1.json().id]) t.equal((await call(admin, 'DELETE', `/admin/registries/${id}`)).status, 204)
 })
 
 t.test('each registry type\'s credential keys map onto a login; types beyond the UI\'s show as custom', async (t) => {
@@ -103,7 +126,7 @@ t.test('the connection test: 2xx with message when it connects, a non-2xx with t
   const edit = await call(admin, 'PUT', `/admin/registries/${localId}`, { name: 'local-registry', registryUrl: fake.url, credentials: { username: 'ada', password: 'wrong-password' } })
   t.equal(edit.status, 200, JSON.stringify(edit.body))
   assertUiRegistry(t, edit.body.registry)
-  t.equal(edit.body.registry.status, 'unknown', 'a new login makes the last test meaningless')
+  t.match(edit.body.registry, { status: 'error', lastCheck: String }, 'a new login is tested at once')
   const refused = await call(admin, 'POST', `/admin/registries/${localId}/test`)
   t.equal(refused.status, 502)
   t.type(refused.body.error, 'string')

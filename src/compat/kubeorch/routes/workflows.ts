@@ -9,6 +9,9 @@
 //   nodes by the stream) needs nothing here: a save keeps the stored status on either prefix (the service's).
 // - Run: the UI's `{trigger_data: {secrets, envVars}}` is already our body (the same names, keyed by node
 //   id, then by key or variable name), and the cluster defaults to the workflow's `cluster_id` as on /v1/api.
+//   A run that ends `failed` within the reply's wait answers 502 with the run's error as `error` and
+//   `message` (the UI treats every 2xx as started); one still running answers 202 as on /v1/api, and its
+//   later failure reaches the canvas through the status stream and a notification.
 // - Diagnostics get camelCase names and `autoFixable`; a fix takes `fixType` and never applies the YAML the
 //   UI sends (API.md §9: a fix edits the graph, the next run deploys it), so an edited YAML is refused.
 import type { FastifyReply, FastifyRequest } from 'fastify'
@@ -96,6 +99,12 @@ export default async function workflowRoutes(app: App) {
   app.post('/workflows/:id/run', { schema: { hide: true, params: WorkflowParams, body: Type.Optional(RunRequest) } }, async (req, reply) => {
     const { code, run, location } = await startRunAndWait(app, req.user.id, req.params.id, req.body ?? {})
     if (location) reply.header('location', location)
+    if (code === 200 && run.status === 'failed') {
+      // The canvas toasts "started successfully" on any 2xx and shows `error` otherwise: a run that failed
+      // within the wait is the cluster refusing or not answering (502, API.md §1), with the run beside it.
+      const error = run.error ?? 'the run failed'
+      return reply.code(502).send({ ...run, run_id: run.id, error, message: error })
+    }
     const message = code === 200 ? `run ${run.status}` : 'run started; it goes on in the background'
     return reply.code(code).send({ ...run, run_id: run.id, message })
   })
