@@ -7,9 +7,10 @@ import { DatabaseStreamHub } from '../src/events/db-stream-hub.ts'
 import { startReplicaRelay } from '../src/events/replica-relay.ts'
 import { WorkflowStreamPublisher, type NodeStatus } from '../src/services/workflow-stream.ts'
 import { UserLimits } from '../src/services/user-limits.ts'
+import { NewestWins } from '../src/events/newest-wins.ts'
 
 declare module 'fastify' {
-  interface FastifyInstance { streams: StreamHub; workflowStreams: WorkflowStreamPublisher; userLimits: UserLimits }
+  interface FastifyInstance { streams: StreamHub; workflowStreams: WorkflowStreamPublisher; userLimits: UserLimits; notificationStreams: NewestWins }
 }
 
 export default fp(async (app) => {
@@ -47,6 +48,12 @@ export default fp(async (app) => {
   // Per-user caps on open streams, terminals and followed logs (src/events/sse.ts, the terminal and log routes).
   app.decorate('userLimits', new UserLimits({
     streams: config.MAX_STREAMS_PER_USER, terminals: config.MAX_TERMINALS_PER_USER, log_follows: config.MAX_LOG_FOLLOWS_PER_USER,
+  }))
+  // A user's notification streams on this replica, both prefixes together: a new one beyond the limit ends
+  // the oldest with a final `replaced` event rather than being refused (API.md §14).
+  app.decorate('notificationStreams', new NewestWins(config.MAX_NOTIFICATION_STREAMS_PER_USER, {
+    type: 'replaced',
+    data: { reason: 'a newer notification stream of this user opened', limit: config.MAX_NOTIFICATION_STREAMS_PER_USER },
   }))
   app.decorate('workflowStreams', publisher)
   app.addHook('preClose', async () => {
