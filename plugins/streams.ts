@@ -1,6 +1,8 @@
 // The SSE hub (app.streams) and the bus → hub translation of the workflow and resource streams. The hub
 // closes in preClose, before the HTTP server stops accepting and waits for open connections, so open
-// streams end instead of holding the shutdown until the grace period runs out.
+// streams end instead of holding the shutdown until the grace period runs out; but after the services'
+// preClose has finished or interrupted every run, so each run's final events reach its subscribers here
+// and, in shared mode, the event log other replicas tail before any stream ends (API.md §14).
 import fp from 'fastify-plugin'
 import { MemoryStreamHub, type StreamHub } from '../src/events/stream-hub.ts'
 import { DatabaseStreamHub } from '../src/events/db-stream-hub.ts'
@@ -11,6 +13,15 @@ import { NewestWins } from '../src/events/newest-wins.ts'
 
 declare module 'fastify' {
   interface FastifyInstance { streams: StreamHub; workflowStreams: WorkflowStreamPublisher; userLimits: UserLimits; notificationStreams: NewestWins }
+}
+
+/** How long shutdown waits for the runs' final stream events to be published (each takes a read or two). */
+const PUBLISH_BOUND_MS = 2_000
+
+async function bounded(work: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined
+  await Promise.race([work, new Promise((resolve) => { timer = setTimeout(resolve, ms) })])
+  clearTimeout(timer)
 }
 
 export default fp(async (app) => {
@@ -57,10 +68,14 @@ export default fp(async (app) => {
   }))
   app.decorate('workflowStreams', publisher)
   app.addHook('preClose', async () => {
+    // The runs' final bus events are out (the services' preClose ran first): their stream events are
+    // published (a read or two each), then nothing more is taken from the bus.
     publisher.stop()
+    await bounded(publisher.idle(), PUBLISH_BOUND_MS)
     stopRelay?.()
-    // What this replica published last (a run's final events) is written while the database client is open:
-    // the services' and the database's onClose hooks run after every preClose.
+    // What this replica published last is written while the database client is open (the services' and the
+    // database's onClose hooks run after every preClose) and delivered here, then the streams end once
+    // their subscribers have read it.
     if (dbHub) await dbHub.shutdown(2_000)
     else hub.close()
   })

@@ -69,6 +69,8 @@ export class DatabaseStreamHub implements StreamHub {
   private started = false
   /** The last id delivered here: every event up to it was delivered or skipped. */
   private watermark = 0
+  /** The last id this replica wrote. */
+  private lastWritten = 0
 
   private outbox: Pending[] = []
   private flushScheduled = false
@@ -193,16 +195,24 @@ export class DatabaseStreamHub implements StreamHub {
     this.local.close()
   }
 
-  /** close(), then up to `timeoutMs` to write the events still waiting (before the database client closes). */
+  /**
+   * Up to `timeoutMs` to write the events still waiting (before the database client closes) and deliver them
+   * to this replica's subscribers, then close(): what shutdown published last (a run's final `complete`)
+   * reaches the event log and the streams here before they end (API.md §14).
+   */
   async shutdown(timeoutMs: number): Promise<void> {
-    this.close()
-    this.flushDeadline = Date.now() + timeoutMs
+    const deadline = Date.now() + timeoutMs
+    this.flushDeadline = deadline
     this.wakeDrain?.()
     if (this.outbox.length && !this.draining) this.drain()
     // A write the database does not answer must not hold the shutdown past its bound.
     let timer: NodeJS.Timeout | undefined
-    if (this.draining) await Promise.race([this.draining, new Promise((resolve) => { timer = setTimeout(resolve, timeoutMs) })])
+    const bound = new Promise((resolve) => { timer = setTimeout(resolve, timeoutMs) })
+    while (this.draining && Date.now() < deadline) await Promise.race([this.draining, bound])
+    // An own event waits in the tail behind an earlier id of another replica not visible yet (bounded by the gap wait).
+    while (this.started && !this.closed && this.watermark < this.lastWritten && Date.now() < deadline) await Promise.race([this.nextPoll(), bound])
     clearTimeout(timer)
+    this.close()
     if (this.outbox.length) {
       this.warn('unwritten', { dropped: this.outbox.length }, 'stream events not written before shutdown')
       this.outbox = []
@@ -245,6 +255,7 @@ export class DatabaseStreamHub implements StreamHub {
             await this.events.insert(docs)
             failures = 0
             this.stats.written += docs.length
+            this.lastWritten = Math.max(this.lastWritten, docs[docs.length - 1]._id)
             this.delivered(docs)
             break
           } catch (err) {
