@@ -196,9 +196,9 @@ export class DatabaseStreamHub implements StreamHub {
   }
 
   /**
-   * Up to `timeoutMs` to write the events still waiting (before the database client closes) and deliver them
-   * to this replica's subscribers, then close(): what shutdown published last (a run's final `complete`)
-   * reaches the event log and the streams here before they end (API.md §14).
+   * Up to `timeoutMs` to write the events still waiting (before the database client closes), up to the gap
+   * wait more to deliver them to this replica's subscribers, then close(): what shutdown published last (a
+   * run's final `complete`) reaches the event log and the streams here before they end (API.md §14).
    */
   async shutdown(timeoutMs: number): Promise<void> {
     const deadline = Date.now() + timeoutMs
@@ -209,8 +209,12 @@ export class DatabaseStreamHub implements StreamHub {
     let timer: NodeJS.Timeout | undefined
     const bound = new Promise((resolve) => { timer = setTimeout(resolve, timeoutMs) })
     while (this.draining && Date.now() < deadline) await Promise.race([this.draining, bound])
-    // An own event waits in the tail behind an earlier id of another replica not visible yet (bounded by the gap wait).
-    while (this.started && !this.closed && this.watermark < this.lastWritten && Date.now() < deadline) await Promise.race([this.nextPoll(), bound])
+    clearTimeout(timer)
+    // An own event may wait in the tail behind an earlier id of another replica not visible yet: the tail
+    // delivers or skips that id within the gap wait, which is this wait's own bound.
+    const deliverBy = Date.now() + this.gapWaitMs + 2 * this.pollMs
+    const delivering = new Promise((resolve) => { timer = setTimeout(resolve, this.gapWaitMs + 2 * this.pollMs) })
+    while (this.started && !this.closed && this.watermark < this.lastWritten && Date.now() < deliverBy) await Promise.race([this.nextPoll(), delivering])
     clearTimeout(timer)
     this.close()
     if (this.outbox.length) {
