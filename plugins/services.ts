@@ -262,10 +262,16 @@ export default fp(async (app) => {
   services.clusterHealth.start(config.CLUSTER_HEALTH_CRON)
   // Before anything else stops: the leases go back first, so another replica takes the clusters at once.
   // Then, before the server waits for open requests: a reply waiting on a run answers 202 now.
-  app.addHook('preClose', async () => { await ownership.release(); services.runs.stopAccepting() })
-  app.addHook('onClose', async () => {
+  // Then runs and imports in flight finish or are interrupted while the streams are still open: this hook
+  // runs before the streams plugin's preClose, which publishes what they announced last (a run's
+  // `complete`) to the streams and the event log before ending them (API.md §14).
+  app.addHook('preClose', async () => {
+    await ownership.release()
+    services.runs.stopAccepting()
     // Runs in flight get most of the grace period (the process is killed at SHUTDOWN_GRACE_MS).
     await Promise.all([services.runs.close(Math.floor(config.SHUTDOWN_GRACE_MS * 0.8)), services.imports.close(Math.floor(config.SHUTDOWN_GRACE_MS * 0.5))])
+  })
+  app.addHook('onClose', async () => {
     await Promise.all([services.stats.stop(), services.clusterHealth.stop(), services.resourceWatch.close(), services.drift.close(), services.builds.close(), ownership.stop()])
     // Last: what the work above announced while stopping is still recorded.
     await services.notifications.close()

@@ -1,15 +1,27 @@
 // The SSE hub (app.streams) and the bus → hub translation of the workflow and resource streams. The hub
 // closes in preClose, before the HTTP server stops accepting and waits for open connections, so open
-// streams end instead of holding the shutdown until the grace period runs out.
+// streams end instead of holding the shutdown until the grace period runs out; but after the services'
+// preClose has finished or interrupted every run, so each run's final events reach its subscribers here
+// and, in shared mode, the event log other replicas tail before any stream ends (API.md §14).
 import fp from 'fastify-plugin'
 import { MemoryStreamHub, type StreamHub } from '../src/events/stream-hub.ts'
 import { DatabaseStreamHub } from '../src/events/db-stream-hub.ts'
 import { startReplicaRelay } from '../src/events/replica-relay.ts'
 import { WorkflowStreamPublisher, type NodeStatus } from '../src/services/workflow-stream.ts'
 import { UserLimits } from '../src/services/user-limits.ts'
+import { NewestWins } from '../src/events/newest-wins.ts'
 
 declare module 'fastify' {
-  interface FastifyInstance { streams: StreamHub; workflowStreams: WorkflowStreamPublisher; userLimits: UserLimits }
+  interface FastifyInstance { streams: StreamHub; workflowStreams: WorkflowStreamPublisher; userLimits: UserLimits; notificationStreams: NewestWins }
+}
+
+/** How long shutdown waits for the runs' final stream events to be published (each takes a read or two). */
+const PUBLISH_BOUND_MS = 2_000
+
+async function bounded(work: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined
+  await Promise.race([work, new Promise((resolve) => { timer = setTimeout(resolve, ms) })])
+  clearTimeout(timer)
 }
 
 export default fp(async (app) => {
@@ -48,12 +60,22 @@ export default fp(async (app) => {
   app.decorate('userLimits', new UserLimits({
     streams: config.MAX_STREAMS_PER_USER, terminals: config.MAX_TERMINALS_PER_USER, log_follows: config.MAX_LOG_FOLLOWS_PER_USER,
   }))
+  // A user's notification streams on this replica, both prefixes together: a new one beyond the limit ends
+  // the oldest with a final `replaced` event rather than being refused (API.md §14).
+  app.decorate('notificationStreams', new NewestWins(config.MAX_NOTIFICATION_STREAMS_PER_USER, {
+    type: 'replaced',
+    data: { reason: 'a newer notification stream of this user opened', limit: config.MAX_NOTIFICATION_STREAMS_PER_USER },
+  }))
   app.decorate('workflowStreams', publisher)
   app.addHook('preClose', async () => {
+    // The runs' final bus events are out (the services' preClose ran first): their stream events are
+    // published (a read or two each), then nothing more is taken from the bus.
     publisher.stop()
+    await bounded(publisher.idle(), PUBLISH_BOUND_MS)
     stopRelay?.()
-    // What this replica published last (a run's final events) is written while the database client is open:
-    // the services' and the database's onClose hooks run after every preClose.
+    // What this replica published last is written while the database client is open (the services' and the
+    // database's onClose hooks run after every preClose) and delivered here, then the streams end once
+    // their subscribers have read it.
     if (dbHub) await dbHub.shutdown(2_000)
     else hub.close()
   })

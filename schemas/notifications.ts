@@ -43,14 +43,22 @@ export const ReadAllResult = Type.Object({
   unread_count: UnreadCountProp,
 }, { additionalProperties: false })
 
+/** The final frame of a notification stream a newer one replaced (API.md §14). */
+export const StreamReplaced = Type.Object({
+  reason: Type.String({ description: 'why the stream ended, e.g. "a newer notification stream of this user opened"' }),
+  limit: Type.Integer({ description: 'MAX_NOTIFICATION_STREAMS_PER_USER: notification streams a user may hold open on one replica' }),
+}, { additionalProperties: false })
+
 export const notificationStreamDoc = {
   description: [
     'Server-Sent Events: `id: <n>\\nevent: <type>\\ndata: <one line of JSON>\\n\\n`; the first frame also carries `retry: 3000` and is the `metadata` snapshot; a `: ping` comment comes every SSE_HEARTBEAT_MS. Send `Authorization: Bearer <token>`; a client reconnecting with `Last-Event-ID` gets the events it missed that are still in the replay window, after a fresh `metadata`.',
-    'Events: `metadata` (`{unread_count}`: first, and again whenever notifications are marked read), `notification` (a new notification, as the list returns it).',
+    'Events: `metadata` (`{unread_count}`: first, and again whenever notifications are marked read), `notification` (a new notification, as the list returns it), `replaced` (the last frame: see below).',
+    'A user holds at most MAX_NOTIFICATION_STREAMS_PER_USER (4) notification streams on one replica, this route and the KubeOrch UI adapter\'s together; a new one is never refused for that count: the user\'s oldest gets a final `replaced` frame (`event: replaced`, no `id`, `data: {reason, limit}`) and its response ends, giving its MAX_STREAMS_PER_USER slot back. A client that receives `replaced` should not reconnect: a newer stream of its user took its place.',
   ].join('\n\n'),
   events: {
     metadata: { description: 'the caller\'s unread count', schema: UnreadCount },
     notification: { description: 'a new notification', schema: Notification },
+    replaced: { description: 'the last frame of a stream ended because a newer notification stream of the caller opened beyond MAX_NOTIFICATION_STREAMS_PER_USER; it carries no `id`', schema: StreamReplaced },
   },
 }
 

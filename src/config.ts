@@ -67,6 +67,7 @@ export const ConfigSchema = Type.Object({
   // Per-user limits on long-lived connections (docs/clusters-and-security.md, "Limits"): over one → 429 naming the setting.
   MAX_STREAMS_PER_USER: Type.Integer({ default: 50, minimum: 1, maximum: 100_000, description: 'SSE streams (workflow, resource, pod logs, build, import) one user may hold open at once; one more is refused with 429' }),
   MAX_TERMINALS_PER_USER: Type.Integer({ default: 5, minimum: 1, maximum: 10_000, description: 'terminal WebSocket sessions one user may hold open at once; one more is closed at once with an error message naming this limit' }),
+  MAX_NOTIFICATION_STREAMS_PER_USER: Type.Integer({ default: 4, minimum: 1, maximum: 1000, description: 'notification streams one user may hold open on this replica (both prefixes together); one more ends the oldest with a final `replaced` event instead of being refused' }),
   MAX_LOG_FOLLOWS_PER_USER: Type.Integer({ default: 20, minimum: 1, maximum: 10_000, description: 'followed pod log streams (follow=true, each holding a connection to a cluster) one user may hold open at once; one more is refused with 429' }),
   STATS_REFRESH_CRON: Type.String({ default: '*/10 * * * *', minLength: 9, maxLength: 100, description: 'cron schedule of the dashboard statistics repair' }),
   PUBLIC_URL: Type.String({ default: 'http://localhost:3000', pattern: '^https?://', description: 'address clients reach this service at' }),

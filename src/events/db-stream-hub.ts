@@ -69,6 +69,8 @@ export class DatabaseStreamHub implements StreamHub {
   private started = false
   /** The last id delivered here: every event up to it was delivered or skipped. */
   private watermark = 0
+  /** The last id this replica wrote. */
+  private lastWritten = 0
 
   private outbox: Pending[] = []
   private flushScheduled = false
@@ -193,16 +195,28 @@ export class DatabaseStreamHub implements StreamHub {
     this.local.close()
   }
 
-  /** close(), then up to `timeoutMs` to write the events still waiting (before the database client closes). */
+  /**
+   * Up to `timeoutMs` to write the events still waiting (before the database client closes), up to the gap
+   * wait more to deliver them to this replica's subscribers, then close(): what shutdown published last (a
+   * run's final `complete`) reaches the event log and the streams here before they end (API.md §14).
+   */
   async shutdown(timeoutMs: number): Promise<void> {
-    this.close()
-    this.flushDeadline = Date.now() + timeoutMs
+    const deadline = Date.now() + timeoutMs
+    this.flushDeadline = deadline
     this.wakeDrain?.()
     if (this.outbox.length && !this.draining) this.drain()
     // A write the database does not answer must not hold the shutdown past its bound.
     let timer: NodeJS.Timeout | undefined
-    if (this.draining) await Promise.race([this.draining, new Promise((resolve) => { timer = setTimeout(resolve, timeoutMs) })])
+    const bound = new Promise((resolve) => { timer = setTimeout(resolve, timeoutMs) })
+    while (this.draining && Date.now() < deadline) await Promise.race([this.draining, bound])
     clearTimeout(timer)
+    // An own event may wait in the tail behind an earlier id of another replica not visible yet: the tail
+    // delivers or skips that id within the gap wait, which is this wait's own bound.
+    const deliverBy = Date.now() + this.gapWaitMs + 2 * this.pollMs
+    const delivering = new Promise((resolve) => { timer = setTimeout(resolve, this.gapWaitMs + 2 * this.pollMs) })
+    while (this.started && !this.closed && this.watermark < this.lastWritten && Date.now() < deliverBy) await Promise.race([this.nextPoll(), delivering])
+    clearTimeout(timer)
+    this.close()
     if (this.outbox.length) {
       this.warn('unwritten', { dropped: this.outbox.length }, 'stream events not written before shutdown')
       this.outbox = []
@@ -245,6 +259,7 @@ export class DatabaseStreamHub implements StreamHub {
             await this.events.insert(docs)
             failures = 0
             this.stats.written += docs.length
+            this.lastWritten = Math.max(this.lastWritten, docs[docs.length - 1]._id)
             this.delivered(docs)
             break
           } catch (err) {

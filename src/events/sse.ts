@@ -1,7 +1,8 @@
 // Serves one hub key as Server-Sent Events on a Fastify reply (API.md §7): headers flushed at once, the
 // first frame carries `retry: 3000` and the `metadata` snapshot, then `id/event/data` frames (LF only, one
 // line of JSON), `: ping` comments every SSE_HEARTBEAT_MS so proxies keep the connection, and an end on
-// client disconnect or hub close (shutdown).
+// client disconnect, hub close (shutdown), or on request after one final frame (a stream of a kind bounded
+// per user ended to make room for a newer one, API.md §14).
 //
 // Every byte goes through the reply object (API.md §14): it alone knows when the status line and headers
 // have reached the socket, so a frame written beside it can overtake them (Node 24.22 sends the head later
@@ -40,6 +41,23 @@ export interface ServeStreamOptions {
    * its encodings are cached per event like the plain ones.
    */
   reframe?: Reframe
+  /**
+   * Counts the stream among its user's streams of a bounded kind (newest wins, src/events/newest-wins.ts).
+   * Called before the stream's MAX_STREAMS_PER_USER slot is taken, so a stream ended to make room gives its
+   * slot back first; the admission is left when this stream ends or is refused.
+   */
+  admit?: () => StreamAdmission
+}
+
+/** Ends a started stream from outside: one final frame (`event` and `data`, no `id`), then the end. */
+export type EndStream = (type: string, data: unknown) => void
+
+/** A stream's place among its user's streams of a bounded kind. */
+export interface StreamAdmission {
+  /** The stream started: `end` ends it when a newer stream needs its place. */
+  started(end: EndStream): void
+  /** The stream ended, or never started. Idempotent. */
+  leave(): void
 }
 
 /**
@@ -85,6 +103,14 @@ export function reframedFrame(reframe: Reframe, id: number, type: string, data: 
   if (!out) return null
   if ('text' in out) return `${retryMs !== undefined ? `retry: ${retryMs}\n` : ''}id: ${id}\nevent: ${out.type}\ndata: ${out.text.replace(ONE_LINE, ' ')}\n\n`
   return frame(id, out.type, out.data, retryMs)
+}
+
+/**
+ * A frame that is not a hub event (a stream's final `replaced`): no `id`, so a client reconnecting keeps the
+ * Last-Event-ID of the last event it had; every dialect gets it as is.
+ */
+export function controlFrame(type: string, data: unknown): string {
+  return `event: ${type}\ndata: ${JSON.stringify(data ?? null)}\n\n`
 }
 
 function encodeIn(reframe: Reframe, event: StreamEvent): Buffer | null {
@@ -142,6 +168,7 @@ export async function serveStream(req: FastifyRequest, reply: FastifyReply, opts
   const sub = opts.hub.subscribe(opts.key, { lastEventId: lastEventId(req), onDrop: () => { dropped++ } })
   let metadata: unknown
   let release: (() => void) | undefined
+  let admission: StreamAdmission | undefined
   try {
     metadata = await opts.metadata()
     // HEAD (Fastify answers it on every GET route): the checks and the headers, no stream.
@@ -152,10 +179,12 @@ export async function serveStream(req: FastifyRequest, reply: FastifyReply, opts
       reply.raw.end()
       return
     }
+    admission = opts.admit?.()
     // Every stream route counts against its user's MAX_STREAMS_PER_USER (429 before any stream starts).
     release = takeStreamSlot(req)
     await opts.onOpen?.()
   } catch (err) {
+    admission?.leave()
     release?.()
     sub.close()
     throw err
@@ -182,6 +211,7 @@ export async function serveStream(req: FastifyRequest, reply: FastifyReply, opts
 
   const send = (bytes: Buffer | string): boolean => (res as ServerResponse).write(bytes)
   let closed = false
+  let endedWith: string | undefined
   const gone = () => closed || out.destroyed || req.raw.socket?.destroyed === true
   const stopHeartbeat = onHeartbeat(heartbeatMs, () => {
     if (gone()) { end(); return }
@@ -194,15 +224,23 @@ export async function serveStream(req: FastifyRequest, reply: FastifyReply, opts
     stopHeartbeat()
     sub.close()
     release?.()
+    admission?.leave()
     try { opts.onClose?.() } catch (err) { req.log.error({ err: { message: (err as Error)?.message } }, 'stream onClose failed') }
     if (!res.writableEnded) res.end()
     // A taken-over reply is not in the access log: this line is, when the stream ends.
-    req.log.info({ req, stream: opts.key, events: sent, dropped, responseTime: Math.round(reply.elapsedTime) }, 'stream closed')
+    req.log.info({ req, stream: opts.key, events: sent, dropped, ...(endedWith && { final: endedWith }), responseTime: Math.round(reply.elapsedTime) }, 'stream closed')
   }
   res.on('close', end)
   res.on('error', end)
   // The client may have left while the snapshot was read, before there was a listener to tell.
   if (gone()) end()
+  // Written after whatever frame went before it (writes are queued in order), then the stream ends.
+  admission?.started((type, data) => {
+    if (gone()) { end(); return }
+    send(controlFrame(type, data))
+    endedWith = type
+    end()
+  })
 
   try {
     const { reframe } = opts

@@ -31,9 +31,16 @@ export interface StreamHub {
   publish(key: string, type: string, data: unknown): void
   subscribe(key: string, opts?: SubscribeOptions): Subscription
   subscriberCount(key: string): number
-  /** Ends every subscription (shutdown); later subscriptions start closed. */
+  /**
+   * Ends every subscription (shutdown): each still yields what was offered to it before (a run's final
+   * `complete`), then ends; one whose reader does not take it within CLOSE_DRAIN_MS is cut off. Nothing is
+   * published after, and later subscriptions start closed.
+   */
   close(): void
 }
+
+/** How long a subscription may take to be read to its end once the hub closes (a client that does not read). */
+export const CLOSE_DRAIN_MS = 1000
 
 export interface HubLog { warn(obj: object, msg: string): void }
 
@@ -69,6 +76,8 @@ class MemorySubscription implements Subscription {
   private waiter: ((r: IteratorResult<StreamEvent>) => void) | null = null
   private ended: { promise: Promise<void>; resolve: () => void } | null = null
   closed = false
+  /** Takes no more events and closes once its queue is read (the hub closed). */
+  private finishing = false
 
   constructor(
     readonly since: number,
@@ -79,7 +88,7 @@ class MemorySubscription implements Subscription {
 
   /** False when the buffer was full and the event was dropped. */
   offer(event: StreamEvent): boolean {
-    if (this.closed) return true
+    if (this.closed || this.finishing) return true
     if (this.held) {
       if (this.held.length >= this.capacity) {
         this.onDrop?.()
@@ -127,9 +136,20 @@ class MemorySubscription implements Subscription {
     return this.ended.promise
   }
 
+  /** Ends after what is queued has been read; false when it is still being read. */
+  finish(): boolean {
+    if (this.closed) return true
+    // Held events wait for what comes before them, which will not come now.
+    this.held = null
+    if (this.head >= this.queue.length) { this.close(); return true }
+    this.finishing = true
+    return false
+  }
+
   close(): void {
     if (this.closed) return
     this.closed = true
+    this.finishing = false
     this.queue = []
     this.head = 0
     this.held = null
@@ -156,6 +176,7 @@ class MemorySubscription implements Subscription {
       next: () => {
         const event = this.take()
         if (event) return Promise.resolve({ value: event, done: false })
+        if (this.finishing) this.close()
         if (this.closed) return Promise.resolve({ value: undefined, done: true })
         return new Promise((resolve) => { this.waiter = resolve })
       },
@@ -280,8 +301,10 @@ export class MemoryStreamHub implements StreamHub {
 
   close(): void {
     this.closed = true
-    for (const state of this.keys.values()) for (const sub of [...state.subscribers]) sub.close()
+    const reading: MemorySubscription[] = []
+    for (const state of this.keys.values()) for (const sub of [...state.subscribers]) if (!sub.finish()) reading.push(sub)
     this.keys.clear()
+    if (reading.length) setTimeout(() => { for (const sub of reading) sub.close() }, CLOSE_DRAIN_MS)
   }
 
   /** Keys currently held (with subscribers or a recent event): what the memory bound is about. */

@@ -188,13 +188,16 @@ t.test('publishing with the database gone neither throws nor blocks, keeps a bou
   t.equal(hub.pending(), 0, 'after close, publishing is a no-op')
 })
 
-t.test('close ends subscriptions; shutdown writes what is pending first', async (t) => {
+t.test('shutdown writes what is pending and delivers it here first, then ends subscriptions', async (t) => {
   const database = await startTestDatabase(t)
   const hub = new DatabaseStreamHub({ db: database.db, origin: 'r', pollMs: 20 })
   await hub.start()
   const sub = hub.subscribe('workflow:s')
   for (let i = 0; i < 50; i++) hub.publish('workflow:s', 'node_update', { i })
   await hub.shutdown(2000)
+  const read: unknown[] = []
+  for await (const event of sub) read.push((event.data as { i: number }).i)
+  t.same(read, Array.from({ length: 50 }, (_, i) => i), 'every event reached the subscriber before its end (API.md §14)')
   t.ok(sub.closed)
   t.equal(await database.db.collection(EVENTS_COLLECTION).countDocuments({ key: 'workflow:s' }), 50, 'all written before shutdown resolved')
   t.ok(hub.subscribe('workflow:s').closed, 'later subscriptions start closed')

@@ -1,7 +1,7 @@
 // The in-process hub on its own: fan-out per key, ids, bounded buffers that drop (and warn, without the
 // payload) for a slow subscriber only, the replay window, idle keys forgotten, close ends everything.
 import t from 'tap'
-import { MemoryStreamHub, type StreamEvent, type Subscription } from '../../src/events/stream-hub.ts'
+import { MemoryStreamHub, CLOSE_DRAIN_MS, type StreamEvent, type Subscription } from '../../src/events/stream-hub.ts'
 
 function take(sub: Subscription, n: number): Promise<StreamEvent[]> {
   const it = sub[Symbol.asyncIterator]()
@@ -94,6 +94,31 @@ t.test('keys with no subscriber and no event for idleKeyMs are forgotten', async
   t.equal(hub.keyCount(), 1, 'a key that never had an event goes with its last subscriber')
   hub.subscribe('never-published').close()
   t.equal(hub.keyCount(), 1)
+})
+
+t.test('close lets a subscriber read what was published before it (a run\'s final complete), then ends it', async (t) => {
+  const hub = new MemoryStreamHub()
+  const sub = hub.subscribe('workflow:1')
+  hub.publish('workflow:1', 'workflow_sync', { nodes: [] })
+  hub.publish('workflow:1', 'complete', { run_id: 'r', status: 'completed' })
+  hub.close()
+  t.notOk(sub.closed, 'still open while its queue is unread')
+  hub.publish('workflow:1', 'node_update', {})
+  t.same((await take(sub, 10)).map((e) => e.type), ['workflow_sync', 'complete'], 'what came before the close, nothing after, then the end')
+  t.ok(sub.closed)
+  await sub.done
+})
+
+t.test('close cuts off a subscriber that does not read its queue within CLOSE_DRAIN_MS', async (t) => {
+  const hub = new MemoryStreamHub()
+  const sub = hub.subscribe('workflow:1')
+  hub.publish('workflow:1', 'complete', { run_id: 'r', status: 'failed' })
+  const started = Date.now()
+  hub.close()
+  await sub.done
+  t.ok(sub.closed)
+  t.ok(Date.now() - started >= CLOSE_DRAIN_MS - 50, 'after the drain bound, not at once')
+  t.same(await take(sub, 1), [], 'its queue is gone')
 })
 
 t.test('close ends every subscription (pending reads finish) and later ones start closed', async (t) => {

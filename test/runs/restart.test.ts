@@ -1,6 +1,7 @@
 // A process that dies mid-run (SIGKILL: no shutdown hook runs) leaves its run `running`; the next start marks
 // it failed ("interrupted"), keeps what it had recorded, releases the workflow's run lock and says so in one
-// log line. A graceful shutdown gives a run in flight SHUTDOWN_GRACE_MS, then records it as interrupted.
+// log line. A graceful shutdown gives a run in flight SHUTDOWN_GRACE_MS, then records it as interrupted; on
+// SIGTERM the run's final `complete` reaches a subscriber of its workflow's stream before the stream ends.
 import t from 'tap'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
@@ -13,19 +14,20 @@ import { waitFor } from '../kube-sim/test-helpers.ts'
 import { buildApp } from '../../src/app.ts'
 import { testConfig } from '../../src/config.ts'
 import { shopGraph, TRIGGER, SECRET_VALUE, ENV_VALUE } from './fixture.ts'
+import { openStream } from '../streams/sse-client.ts'
 
 const root = new URL('../..', import.meta.url).pathname
 const sim = await startTestCluster(t)
 const db = await startTestDatabase(t)
 const secrets = { JWT_SECRET: randomBytes(32).toString('hex'), ENCRYPTION_KEY: randomBytes(32).toString('base64') }
 
-function startServer(port: number): { child: ChildProcess; output: () => string; base: string } {
+function startServer(port: number, env: Record<string, string> = {}): { child: ChildProcess; output: () => string; base: string } {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
     cwd: root,
     env: {
       ...process.env, ...secrets, PORT: String(port), HOST: '127.0.0.1', MONGODB_URI: db.uri, MONGODB_DB: db.dbName,
       NODE_ENV: 'development', LOG_LEVEL: 'info', RUN_REPLY_WAIT_MS: '0', RUN_READY_TIMEOUT_MS: '3000', RUN_HEARTBEAT_MS: '200',
-      CLUSTER_HEALTH_CRON: '0 0 1 1 *', STATS_REFRESH_CRON: '0 0 1 1 *',
+      CLUSTER_HEALTH_CRON: '0 0 1 1 *', STATS_REFRESH_CRON: '0 0 1 1 *', ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
@@ -149,4 +151,35 @@ t.test('graceful shutdown: a run still going after the grace period is recorded 
   t.match(run?.error, /^interrupted: the service shut down/)
   const workflow = await db.db.collection('workflows').findOne({ _id: wf.json().id })
   t.notOk(workflow?.running_run_id, 'the lock is released')
+})
+
+t.test('SIGTERM mid-run: the workflow stream\'s subscriber receives the run\'s complete (its recorded status), then the stream ends and the process exits 0', async (t) => {
+  const server = startServer(await freePort(), { SHUTDOWN_GRACE_MS: '4000' })
+  await healthy(server)
+  const login = await api(server.base, null, 'POST', '/v1/api/auth/login', { email: 'ops@example.test', password: 'pw-restart-0123456' })
+  t.equal(login.status, 200)
+  const token = login.body.token as string
+  const wf = await api(server.base, token, 'POST', '/v1/api/workflows', { name: 'sigterm', cluster_id: 'sim' })
+  t.equal((await api(server.base, token, 'POST', `/v1/api/workflows/${wf.body.id}/save`, shopGraph({ namespace: 'sigterm' }))).status, 200)
+  const stream = await openStream(server.base, `/v1/api/workflows/${wf.body.id}/status/stream`, { authorization: `Bearer ${token}` })
+  t.teardown(() => stream.close())
+  t.equal(stream.status, 200)
+  await stream.until('metadata', (e) => e.some((x) => x.type === 'metadata'))
+  // Every API request now takes a while: the run is still applying when the signal comes.
+  sim.faults.setLatency(250)
+  t.teardown(() => sim.faults.reset())
+  const started = await api(server.base, token, 'POST', `/v1/api/workflows/${wf.body.id}/run`, { trigger_data: TRIGGER })
+  t.equal(started.status, 202)
+  await waitFor('the run to record its first object', async () => (await api(server.base, token, 'GET', started.headers.get('location')!)).body.nodes.length > 0, 60_000, 50)
+  const exited = once(server.child, 'exit')
+  server.child.kill('SIGTERM')
+  const [code] = await exited
+  await stream.ended
+  sim.faults.reset()
+  const run = await db.db.collection('workflow_runs').findOne({ _id: started.body.id })
+  t.not(run?.status, 'running', 'the run was finished or interrupted')
+  const completes = stream.events.filter((e) => e.type === 'complete')
+  t.same(completes.map((e) => e.data), [{ run_id: started.body.id, status: run?.status }], 'one complete, with the run\'s recorded status')
+  t.equal(stream.events.at(-1)?.type, 'complete', 'before the stream ended')
+  t.equal(code, 0, 'a clean exit within the grace period')
 })

@@ -1681,7 +1681,9 @@ export interface paths {
          * the caller's new notifications and unread count (SSE)
          * @description Server-Sent Events: `id: <n>\nevent: <type>\ndata: <one line of JSON>\n\n`; the first frame also carries `retry: 3000` and is the `metadata` snapshot; a `: ping` comment comes every SSE_HEARTBEAT_MS. Send `Authorization: Bearer <token>`; a client reconnecting with `Last-Event-ID` gets the events it missed that are still in the replay window, after a fresh `metadata`.
          *
-         *     Events: `metadata` (`{unread_count}`: first, and again whenever notifications are marked read), `notification` (a new notification, as the list returns it).
+         *     Events: `metadata` (`{unread_count}`: first, and again whenever notifications are marked read), `notification` (a new notification, as the list returns it), `replaced` (the last frame: see below).
+         *
+         *     A user holds at most MAX_NOTIFICATION_STREAMS_PER_USER (4) notification streams on one replica, this route and the KubeOrch UI adapter's together; a new one is never refused for that count: the user's oldest gets a final `replaced` frame (`event: replaced`, no `id`, `data: {reason, limit}`) and its response ends, giving its MAX_STREAMS_PER_USER slot back. A client that receives `replaced` should not reconnect: a newer stream of its user took its place.
          */
         get: operations["streamNotifications"];
         put?: never;
@@ -12003,7 +12005,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `text/event-stream`: metadata, notification */
+            /** @description `text/event-stream`: metadata, notification; replaced (last) when a newer stream of the caller took its place */
             200: {
                 headers: {
                     [name: string]: unknown;

@@ -11,12 +11,17 @@ import { notificationsKey } from '../../services/notifications/index.ts'
 
 const tags = ['notifications']
 
-/** The caller's notification stream; `reframe` re-encodes its events for another dialect (the KubeOrch UI adapter). */
+/**
+ * The caller's notification stream; `reframe` re-encodes its events for another dialect (the KubeOrch UI
+ * adapter). At most MAX_NOTIFICATION_STREAMS_PER_USER per user, both prefixes together: a new one ends the
+ * oldest with `replaced` (API.md §14).
+ */
 export function serveNotificationStream(app: App, req: FastifyRequest, reply: FastifyReply, reframe?: Reframe) {
   return serveStream(req, reply, {
     hub: app.streams, key: notificationsKey(req.user.id),
     metadata: async () => ({ unread_count: await app.services.notifications.unreadCount(req.user.id) }),
     reframe,
+    admit: () => app.notificationStreams.admit(req.user.id),
   })
 }
 
@@ -54,7 +59,7 @@ export default async function notificationRoutes(app: App) {
     schema: {
       tags, operationId: 'streamNotifications', summary: 'the caller\'s new notifications and unread count (SSE)',
       description: notificationStreamDoc.description,
-      response: { 200: streamResponse('`text/event-stream`: metadata, notification'), ...errorResponses(401), ...tooManyStreams },
+      response: { 200: streamResponse('`text/event-stream`: metadata, notification; replaced (last) when a newer stream of the caller took its place'), ...errorResponses(401), ...tooManyStreams },
       'x-events': notificationStreamDoc.events,
     },
   }, (req, reply) => serveNotificationStream(app, req, reply))
