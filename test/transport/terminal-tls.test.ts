@@ -31,7 +31,7 @@ const boxId = await track(alice, 'box', 'tty')
 
 t.test('wss:// terminal: metadata, echo round trip past the headers timeout, exit code in the close message', async (t) => {
   const frames: Array<{ type: string; data: any }> = [] // eslint-disable-line @typescript-eslint/no-explicit-any
-  const ws = new WebSocket(`wss://localhost:${port}/v1/api/resources/${boxId}/exec/terminal?${new URLSearchParams({ token: alice.token, shell: 'sh' })}`, { ca, ALPNProtocols: ['http/1.1'] })
+  const ws = new WebSocket(`wss://localhost:${port}/v1/api/resources/${boxId}/exec/terminal?${new URLSearchParams({ token: alice.token, shell: 'sh' })}`, { ca, ALPNProtocols: ['http/1.1'] } as WebSocket.ClientOptions)
   const closed = new Promise<number>((resolve) => ws.on('close', (code) => resolve(code)))
   ws.on('message', (data) => frames.push(JSON.parse(String(data))))
   await new Promise<void>((resolve, reject) => { ws.on('open', () => resolve()); ws.on('error', reject) })

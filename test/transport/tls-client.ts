@@ -60,9 +60,12 @@ export function h2Stream(session: http2.ClientHttp2Session, path: string, header
 }
 
 /** An HTTPS request over HTTP/1.1 (node:https offers only http/1.1 in ALPN), its whole body read. */
-export function h1Request(url: string, ca: Buffer, options: { method?: string; headers?: Record<string, string> } = {}): Promise<{ status: number; headers: IncomingHttpHeaders; httpVersion: string; alpn: string | false; body: string }> {
+export function h1Request(url: string, ca: Buffer, options: { method?: string; headers?: Record<string, string> } = {}): Promise<{ status: number; headers: IncomingHttpHeaders; httpVersion: string; alpn: string | false | null; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = https.request(url, { ca, ALPNProtocols: ['http/1.1'], method: options.method ?? 'GET', headers: options.headers, agent: false }, (res) => {
+    // Offers only http/1.1 in ALPN, as a client without HTTP/2 does.
+    const tlsOptions: https.RequestOptions = { ca, method: options.method ?? 'GET', headers: options.headers, agent: false }
+    Object.assign(tlsOptions, { ALPNProtocols: ['http/1.1'] })
+    const req = https.request(url, tlsOptions, (res) => {
       const chunks: Buffer[] = []
       res.on('data', (c: Buffer) => chunks.push(c))
       res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, httpVersion: res.httpVersion, alpn: (res.socket as import('node:tls').TLSSocket).alpnProtocol, body: Buffer.concat(chunks).toString('utf8') }))
