@@ -124,6 +124,19 @@ t.test('an HTTP/1.1 SSE stream over TLS outlives the headers timeout and still g
   t.ok(text.includes('"node_id":"late"'))
 })
 
+t.test('an HTTPS/1.1 client that stalls in its headers gets 408 (over TLS) and is disconnected', async (t) => {
+  const { connect: tlsConnect } = await import('node:tls')
+  const socket = tlsConnect({ host: '127.0.0.1', port, servername: 'localhost', ca, ALPNProtocols: ['http/1.1'] })
+  await once(socket, 'secureConnect')
+  t.equal(socket.alpnProtocol, 'http/1.1')
+  socket.write('GET /healthz HTTP/1.1\r\nHost: localhost\r\n')
+  let answer = ''
+  socket.on('data', (c: Buffer) => { answer += c.toString('utf8') })
+  await once(socket, 'close')
+  t.match(answer, /^HTTP\/1\.1 408 /, 'a readable 408 through the TLS socket')
+  t.match(answer, /\{"error":"request took too long to arrive"\}$/)
+})
+
 t.test('an HTTP/2 request whose body stalls gets 408 on its own stream; the session serves on', async (t) => {
   const req = session.request({ ':method': 'POST', ':path': '/v1/api/workflows', 'content-type': 'application/json', authorization: `Bearer ${token}` }, { endStream: false })
   req.write('{"name":')

@@ -8,6 +8,7 @@ import { join } from 'node:path'
 import { ConfigError, loadConfig, testConfig } from '../../src/config.ts'
 import { serverTls } from '../../src/tls/server-tls.ts'
 import { CERT_FILE, KEY_FILE, makeSelfSignedCertificate } from '../../src/tls/self-signed.ts'
+import { runToExit } from '../helpers/run-to-exit.ts'
 
 const dir = mkdtempSync(join(tmpdir(), 'cwo-tls-config-'))
 t.teardown(() => rmSync(dir, { recursive: true, force: true }))
@@ -56,4 +57,12 @@ t.test('TLS=self-signed: made once in DATA_DIR (key owner-only) for localhost, 1
   const replaced = await serverTls(testConfig({ TLS: 'self-signed', DATA_DIR: dataDir }))
   t.equal(replaced?.source, 'self-signed (new)')
   t.not(replaced?.fingerprint, first?.fingerprint)
+})
+
+t.test('the real server process: a TLS file it cannot read stops start-up with one line on stderr, exit code 1', async (t) => {
+  const server = new URL('../../src/server.ts', import.meta.url).pathname
+  const missing = join(dir, 'missing-cert.pem')
+  const r = await runToExit([server], { HOST: '127.0.0.1', PORT: '0', NODE_ENV: 'development', DATA_DIR: join(dir, 'proc-data'), EMBEDDED_DB: 'memory', TLS_CERT_FILE: missing, TLS_KEY_FILE: missing }, dir)
+  t.equal(r.code, 1)
+  t.equal(r.stderr, `Invalid configuration: TLS_CERT_FILE cannot be read (ENOENT: ${missing})\n`)
 })
