@@ -1,7 +1,12 @@
 // Security headers and CORS. Any origin is allowed by default but never with credentials: the API uses
 // bearer tokens, not cookies, so there is nothing for a browser to send on a user's behalf.
+//
+// The headers fit the scheme (API.md §14): Strict-Transport-Security, and `upgrade-insecure-requests` in
+// the docs page's CSP (plugins/swagger.ts), go only on TLS requests. Sent over plain HTTP from a host other
+// than localhost they made the browser fetch /docs' own scripts over https, which nothing served: a blank page.
 import { createRequire } from 'node:module'
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import cors from '@fastify/cors'
 
@@ -24,11 +29,21 @@ export function securityHeaders(options: Record<string, unknown>): Record<string
   return headers
 }
 
-export function helmetOptions(anyOrigin: boolean): Record<string, unknown> {
+/**
+ * Whether the client reached this service over TLS: this server's own (HTTPS, HTTP/2), or, with
+ * TRUST_PROXY, a proxy that says so in X-Forwarded-Proto (Fastify's request.protocol reads both).
+ */
+export function isTlsRequest(request: FastifyRequest): boolean {
+  return request.protocol === 'https'
+}
+
+/** Helmet's options for this API; `tls: false` leaves out what only a TLS reply may carry (HSTS). */
+export function helmetOptions(anyOrigin: boolean, tls = true): Record<string, unknown> {
   return {
     // Swagger UI serves its own CSP (staticCSP); the API itself returns JSON only.
     contentSecurityPolicy: false,
     crossOriginResourcePolicy: { policy: anyOrigin ? 'cross-origin' : 'same-site' },
+    ...(!tls && { strictTransportSecurity: false }),
   }
 }
 
@@ -42,13 +57,14 @@ export default fp(async (app) => {
     allowedHeaders: ['Authorization', 'Content-Type', 'Last-Event-ID'],
     maxAge: 600,
   })
-  const headers = securityHeaders(helmetOptions(anyOrigin))
+  const overTls = securityHeaders(helmetOptions(anyOrigin, true))
+  const overPlainHttp = securityHeaders(helmetOptions(anyOrigin, false))
   // Set in onRequest, after CORS, as @fastify/helmet did: every reply carries them, errors and 404s
   // included, and a preflight that CORS answers itself does not. They are Fastify's reply headers rather
   // than set on the raw response (helmet's way): the app never writes to the raw response, and Node writes
   // a response faster when everything comes in one writeHead.
-  app.addHook('onRequest', (_request, reply, done) => {
-    reply.headers(headers)
+  app.addHook('onRequest', (request, reply, done) => {
+    reply.headers(isTlsRequest(request) ? overTls : overPlainHttp)
     done()
   })
 }, { name: 'security', dependencies: ['config'] })

@@ -7,6 +7,7 @@ import swaggerUi from '@fastify/swagger-ui'
 import { APP_NAME, APP_VERSION, APP_DESCRIPTION } from '../src/app-info.ts'
 import { CanvasNode, CanvasEdge } from '../schemas/nodes.ts'
 import routeResponses from './route-responses.ts'
+import { isTlsRequest } from './security.ts'
 
 /**
  * Replies keep canvas nodes and edges as open objects at run time, so the serializer returns them byte for
@@ -96,6 +97,14 @@ function transformDocument(doc: Json): Json {
   return { ...doc, paths, components: { ...components, schemas: rewritten } }
 }
 
+interface SwaggerCsp { script: string[]; style: string[] }
+
+/** @fastify/swagger-ui's static policy (its hashes of the page's inline script and style), over plain HTTP and over TLS. */
+export function docsCsp(csp: SwaggerCsp): [string, string] {
+  const plain = `default-src 'self'; base-uri 'self'; font-src 'self' https: data:; frame-ancestors 'self'; img-src 'self' data: validator.swagger.io; object-src 'none'; script-src 'self' ${csp.script.join(' ')}; script-src-attr 'none'; style-src 'self' https: ${csp.style.join(' ')};`
+  return [plain, `${plain} upgrade-insecure-requests;`]
+}
+
 export default fp(async (app) => {
   // Before any route: the replies implied by each route's declaration join its response schema.
   await app.register(routeResponses)
@@ -114,7 +123,18 @@ export default fp(async (app) => {
     },
     transformObject: (doc) => ('openapiObject' in doc ? transformDocument(doc.openapiObject as Json) : doc.swaggerObject) as never,
   })
-  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true, uiConfig: { deepLinking: true } })
+  // The docs page's CSP is @fastify/swagger-ui's `staticCSP: true` policy, with `upgrade-insecure-requests`
+  // only on TLS requests (API.md §14): over plain HTTP it sent the page's scripts to an https nobody serves.
+  // Set here, in a scope of its own, because the library's hook sees no request to tell the scheme by.
+  await app.register(async (docs) => {
+    let policies: [plain: string, tls: string] | undefined
+    docs.addHook('onRequest', (request, reply, done) => {
+      policies ??= docsCsp((docs as unknown as { swaggerCSP: SwaggerCsp }).swaggerCSP)
+      reply.header('content-security-policy', policies[isTlsRequest(request) ? 1 : 0])
+      done()
+    })
+    await docs.register(swaggerUi, { routePrefix: '/docs', staticCSP: false, uiConfig: { deepLinking: true } })
+  })
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
   app.get('/openapi.yaml', { schema: { hide: true } }, async (_req, reply) => reply.type('application/yaml; charset=utf-8').send(app.swagger({ yaml: true })))

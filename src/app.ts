@@ -1,8 +1,11 @@
 // The app factory: everything a running service is, except listening and signal handling (src/server.ts).
+import type { Http2SecureServer } from 'node:http2'
 import Fastify from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Config } from './config.ts'
-import { fastifyOptions, stallLimits, type BuildOptions } from './fastify-options.ts'
+import { fastifyOptions, http1Limits, stallLimits, tlsServerOptions, type BuildOptions } from './fastify-options.ts'
+import { serverTls } from './tls/server-tls.ts'
+import { closeSessionsOnShutdown } from './tls/http2-sessions.ts'
 import { validatorCompiler } from './validation.ts'
 import { guardStalledClients } from './stalled-clients.ts'
 import type { App } from './app-types.ts'
@@ -51,8 +54,17 @@ import kubeorchAdapter, { KUBEORCH_PREFIX } from './compat/kubeorch/index.ts'
 export type { BuildOptions }
 
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<App> {
-  const app = Fastify(fastifyOptions(config, options)).withTypeProvider<TypeBoxTypeProvider>()
+  const tls = await serverTls(config)
+  const serverOptions = fastifyOptions(config, options)
+  // With TLS the raw server is Node's secure HTTP/2 server (allowHTTP1); routes see the same request and
+  // reply API either way, so the app keeps the default server's types.
+  const app = Fastify((tls ? { ...serverOptions, ...tlsServerOptions(config, tls) } : serverOptions) as typeof serverOptions).withTypeProvider<TypeBoxTypeProvider>()
   app.setValidatorCompiler(validatorCompiler)
+  if (tls) {
+    http1Limits(app.server, config)
+    closeSessionsOnShutdown(app.server as unknown as Http2SecureServer, (close) => app.addHook('preClose', (done) => { close(); done() }))
+    app.log.info({ certificate: tls.certFile, fingerprint: tls.fingerprint, source: tls.source }, `HTTPS with HTTP/2 and HTTP/1.1; certificate SHA-256 fingerprint ${tls.fingerprint}`)
+  }
   guardStalledClients(app.server, stallLimits(config))
 
   await app.register(configPlugin, { config })

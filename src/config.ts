@@ -33,6 +33,10 @@ export const ConfigSchema = Type.Object({
   REQUEST_TIMEOUT_MS: Type.Integer({ default: 30_000, minimum: 100, maximum: 600_000, description: 'longest time a client may take to send a whole request (headers and body); slower ones get 408 and are disconnected' }),
   HEADERS_TIMEOUT_MS: Type.Integer({ default: 10_000, minimum: 100, maximum: 600_000, description: 'longest time a client may take to send the request headers (capped at REQUEST_TIMEOUT_MS)' }),
   KEEP_ALIVE_TIMEOUT_MS: Type.Integer({ default: 5000, minimum: 100, maximum: 600_000, description: 'how long an idle keep-alive connection stays open between requests' }),
+  // HTTPS with HTTP/2 (API.md §14, docs/configuration.md "Serving HTTP/2").
+  TLS_CERT_FILE: Type.Optional(Type.String({ minLength: 1, description: 'PEM certificate (chain) file: with TLS_KEY_FILE the service speaks HTTPS, HTTP/2 and HTTP/1.1, on PORT' })),
+  TLS_KEY_FILE: Type.Optional(Type.String({ minLength: 1, description: 'PEM private key file of TLS_CERT_FILE' })),
+  TLS: Type.Optional(Type.Literal('self-signed', { description: 'self-signed: HTTPS and HTTP/2 with a development certificate made in DATA_DIR (tls-cert.pem, tls-key.pem; reused) for localhost, 127.0.0.1 and ::1, its SHA-256 fingerprint logged at start-up' })),
   ENCRYPTION_KEY: Type.Optional(Type.String({ minLength: 40, description: '32 random bytes, base64: seals cluster and registry credentials; required in production (development generates one in DATA_DIR/encryption-key)' })),
   ENCRYPTION_KEYS_OLD: Type.Optional(Type.String({ description: 'comma-separated earlier ENCRYPTION_KEYs that still open old values (see npm run rotate-keys)' })),
   ALLOW_INSECURE_CLUSTERS: Bool(false, 'allow plain http cluster servers, registries, OIDC issuers, Git repositories to import and notification webhooks'),
@@ -136,9 +140,19 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   const authProblem = authConfigProblem(candidate as Config)
   if (authProblem) throw new ConfigError(`Invalid configuration: ${authProblem}`)
+  const tlsProblem = tlsConfigProblem(candidate as Config)
+  if (tlsProblem) throw new ConfigError(`Invalid configuration: ${tlsProblem}`)
   const keyProblem = encryptionKeyProblem(candidate as Config)
   if (keyProblem) throw new ConfigError(`Invalid configuration: ${keyProblem}`)
   return candidate as Config
+}
+
+function tlsConfigProblem(config: Config): string | undefined {
+  if (Boolean(config.TLS_CERT_FILE) !== Boolean(config.TLS_KEY_FILE)) {
+    return `TLS_CERT_FILE and TLS_KEY_FILE go together: ${config.TLS_CERT_FILE ? 'TLS_KEY_FILE' : 'TLS_CERT_FILE'} is not set`
+  }
+  if (config.TLS && config.TLS_CERT_FILE) return 'TLS=self-signed and TLS_CERT_FILE/TLS_KEY_FILE exclude each other: unset one'
+  return undefined
 }
 
 // Checked here, not when the key ring is loaded, so that a missing key stops start-up before the database

@@ -3,6 +3,7 @@ import type { Socket } from 'node:net'
 import type { FastifyBaseLogger, FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { symbols as pinoSymbols, type Bindings, type ChildLoggerOptions, type DestinationStream } from 'pino'
 import type { Config } from './config.ts'
+import type { ServerTls } from './tls/server-tls.ts'
 import type { StallLimits } from './stalled-clients.ts'
 import { loggerOptions, RequestLogController } from './logger.ts'
 import { formatValidationErrors } from './validation.ts'
@@ -63,14 +64,19 @@ export function stallLimits(config: Config): StallLimits {
   return { requestTimeoutMs: config.REQUEST_TIMEOUT_MS, headersTimeoutMs: config.HEADERS_TIMEOUT_MS, keepAliveTimeoutMs: config.KEEP_ALIVE_TIMEOUT_MS }
 }
 
-/** The server options every instance uses (also by tests that exercise one plugin on its own). */
-export function fastifyOptions(config: Config, options: BuildOptions = {}) {
-  const logger = loggerOptions(config)
+/** Node's own HTTP/1.1 timeouts from the configuration. */
+function httpTimeouts(config: Config) {
   // Node refuses a headers timeout above the request timeout; it checks both only every
   // connectionsCheckingInterval (30 s by default), which would let a stalled client stay that much longer.
   // Node's check is not the only one: src/stalled-clients.ts arms a timer per connection and request.
   const headersTimeout = Math.min(config.HEADERS_TIMEOUT_MS, config.REQUEST_TIMEOUT_MS)
   const connectionsCheckingInterval = Math.min(1000, Math.max(25, Math.floor(headersTimeout / 4)))
+  return { requestTimeout: config.REQUEST_TIMEOUT_MS, headersTimeout, keepAliveTimeout: config.KEEP_ALIVE_TIMEOUT_MS, connectionsCheckingInterval }
+}
+
+/** The server options every instance uses (also by tests that exercise one plugin on its own). */
+export function fastifyOptions(config: Config, options: BuildOptions = {}) {
+  const logger = loggerOptions(config)
   return {
     // Level `silent` means no logger at all: Fastify then skips the per-request child logger (and its
     // redaction set-up) that a silent pino would still build.
@@ -87,11 +93,29 @@ export function fastifyOptions(config: Config, options: BuildOptions = {}) {
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PATH_SEGMENT },
     requestTimeout: config.REQUEST_TIMEOUT_MS,
     keepAliveTimeout: config.KEEP_ALIVE_TIMEOUT_MS,
-    http: { requestTimeout: config.REQUEST_TIMEOUT_MS, headersTimeout, keepAliveTimeout: config.KEEP_ALIVE_TIMEOUT_MS, connectionsCheckingInterval },
+    http: httpTimeouts(config),
     schemaErrorFormatter: formatValidationErrors,
     // Fastify's response serializers, remembering their output for the read caches' frozen snapshots.
     schemaController: { compilersFactory: { buildSerializer: buildReplySerializer() } },
     frameworkErrors,
     clientErrorHandler,
   }
+}
+
+/**
+ * HTTPS with HTTP/2, and HTTP/1.1 for clients that do not offer h2 in ALPN (curl --http1.1, WebSocket
+ * upgrades, older tools), on the same port (API.md §14). Node's secure HTTP/2 server takes no `http`
+ * options: `http1Limits` applies the same timeouts to its HTTP/1.1 connections once it exists.
+ */
+export function tlsServerOptions(config: Config, tls: ServerTls) {
+  return {
+    http2: true as const,
+    // A TLS handshake is part of what a client must send before its headers: held to the same bound.
+    https: { allowHTTP1: true, cert: tls.cert, key: tls.key, handshakeTimeout: Math.min(config.HEADERS_TIMEOUT_MS, config.REQUEST_TIMEOUT_MS) },
+  }
+}
+
+/** The HTTP/1.1 timeouts of `fastifyOptions(config).http`, set on a server Fastify made without them (the secure HTTP/2 one). */
+export function http1Limits(server: object, config: Config): void {
+  Object.assign(server, httpTimeouts(config))
 }

@@ -28,6 +28,8 @@ let app: App
 try {
   app = await buildApp(config, { logStream: logDestination() })
 } catch (err) {
+  // TLS files that cannot serve (src/tls/server-tls.ts) are read while the app is built.
+  if (err instanceof ConfigError) stop(err.message)
   if (err instanceof DataDirectoryInUseError) stop(`Cannot start (is another instance of this service, or npm run rotate-keys, running?): ${err.message}`)
   // Damaged storage is refused before anything changes; the message says what to run.
   if (err instanceof DataDirectoryDamagedError) stop(`Cannot start: ${err.message}`)
@@ -52,5 +54,6 @@ try {
 // Where to point a browser: a wildcard listen address is reachable as localhost.
 const { port } = app.server.address() as AddressInfo
 const host = ['0.0.0.0', '::', ''].includes(config.HOST) ? 'localhost' : config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST
-const base = `http://${host}:${port}`
+const scheme = config.TLS || config.TLS_CERT_FILE ? 'https' : 'http'
+const base = `${scheme}://${host}:${port}`
 app.log.info(`API on ${base}/v1/api, docs on ${base}/docs`)

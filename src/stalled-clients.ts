@@ -18,8 +18,16 @@
 // A deadline is judged on the next turn of the loop (setImmediate), after the poll phase has read what
 // arrived: after a stall of the event loop itself, timers run before pending I/O, and a client whose
 // request was waiting in the socket all along must not be cut for the server's own delay.
+//
+// With TLS (Node's secure HTTP/2 server, allowHTTP1) the connection these deadlines follow is the TLS
+// socket, once its handshake is done ('secureConnection'; the handshake itself is bounded by the server's
+// handshakeTimeout). A socket that negotiated h2 carries an HTTP/2 session whose streams are independent
+// requests: the session is left to its own idle timeout, and each stream gets the body deadline alone,
+// answered 408 on that stream (or the stream reset, if its reply started) without touching the others.
 import type { IncomingMessage, Server, ServerResponse } from 'node:http'
+import { constants as h2, type Http2SecureServer, type Http2ServerRequest, type Http2ServerResponse } from 'node:http2'
 import type { Socket } from 'node:net'
+import { Server as TlsServer, type TLSSocket } from 'node:tls'
 
 export interface StallLimits {
   requestTimeoutMs: number
@@ -39,7 +47,7 @@ function timeoutError(): NodeJS.ErrnoException {
 }
 
 /** Arms the deadlines on `server`; call once, before it listens. */
-export function guardStalledClients(server: Server, limits: StallLimits): void {
+export function guardStalledClients(server: Server | Http2SecureServer, limits: StallLimits): void {
   const headersMs = Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs)
   const states = new WeakMap<Socket, SocketState>()
 
@@ -59,14 +67,19 @@ export function guardStalledClients(server: Server, limits: StallLimits): void {
     state.timer = timer
   }
 
-  server.on('connection', (socket: Socket) => {
+  const tls = server instanceof TlsServer
+  server.on(tls ? 'secureConnection' : 'connection', (socket: Socket) => {
+    if (tls && (socket as TLSSocket).alpnProtocol === 'h2') return
     const state: SocketState = { openedAt: Date.now(), served: 0, inFlight: 0 }
     states.set(socket, state)
     armHeaders(socket, state, headersMs)
     socket.once('close', () => disarm(state))
   })
 
-  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+  server.on('request', (anyReq: IncomingMessage | Http2ServerRequest, anyRes: ServerResponse | Http2ServerResponse) => {
+    if (anyReq.httpVersionMajor === 2) { guardStream(anyReq as Http2ServerRequest, anyRes as Http2ServerResponse, limits.requestTimeoutMs); return }
+    const req = anyReq as IncomingMessage
+    const res = anyRes as ServerResponse
     const socket = req.socket
     const state = states.get(socket)
     if (!state) return
@@ -111,4 +124,23 @@ export function guardStalledClients(server: Server, limits: StallLimits): void {
   server.on('newListener', (event: string | symbol, listener: unknown) => {
     if (event === 'upgrade' && listener !== onUpgrade) ensureFirst()
   })
+}
+
+const TIMEOUT_BODY = JSON.stringify({ error: 'request took too long to arrive' })
+
+/** An HTTP/2 request must be complete within the request timeout; only its own stream is answered or reset. */
+function guardStream(req: Http2ServerRequest, res: Http2ServerResponse, requestTimeoutMs: number): void {
+  const stream = res.stream
+  // `req.complete` waits for the body to be read, which a GET's never is; what counts is whether the
+  // client has sent all of it (END_STREAM received: with the headers, or after the last DATA frame).
+  const sentAll = () => req.complete || stream.endAfterHeaders || stream.state?.remoteClose === 1
+  const timer = setTimeout(() => setImmediate(() => {
+    if (sentAll() || stream.destroyed || stream.closed) return
+    if (res.headersSent) { stream.close(h2.NGHTTP2_CANCEL); return }
+    res.writeHead(408, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(TIMEOUT_BODY) })
+    // The client may still be sending: once the answer is out, the stream is reset so it stops.
+    res.end(TIMEOUT_BODY, () => { if (!stream.closed) stream.close(h2.NGHTTP2_NO_ERROR) })
+  }), requestTimeoutMs)
+  timer.unref()
+  stream.once('close', () => clearTimeout(timer))
 }

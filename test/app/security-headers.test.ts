@@ -19,7 +19,8 @@ function routes(app: FastifyInstance) {
 }
 
 async function current(corsOrigins: string) {
-  const app = Fastify()
+  // Behind a trusted proxy, so a test can say a request came over TLS (X-Forwarded-Proto: https).
+  const app = Fastify({ trustProxy: true })
   await app.register(configPlugin, { config: testConfig({ CORS_ORIGINS: corsOrigins }) })
   await app.register(securityPlugin)
   routes(app)
@@ -36,7 +37,8 @@ async function reference(corsOrigins: string) {
     methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
     allowedHeaders: ['Authorization', 'Content-Type', 'Last-Event-ID'], maxAge: 600,
   })
-  await app.register(fastifyHelmet, { global: true, ...helmetOptions(anyOrigin) })
+  // inject's requests are plain HTTP: the reference leaves out HSTS as this plugin does for them (API.md §14).
+  await app.register(fastifyHelmet, { global: true, ...helmetOptions(anyOrigin, false) })
   routes(app)
   return app
 }
@@ -70,7 +72,7 @@ for (const corsOrigins of ['*', 'https://app.example,https://admin.example']) {
 t.test('the header set itself (a helmet upgrade that changes it must be looked at)', async (t) => {
   const app = await current('*')
   t.teardown(() => app.close())
-  const res = await app.inject({ url: '/json' })
+  const res = await app.inject({ url: '/json', headers: { 'x-forwarded-proto': 'https' } })
   t.match(res.headers, {
     'cross-origin-opener-policy': 'same-origin',
     'cross-origin-resource-policy': 'cross-origin',
@@ -85,4 +87,16 @@ t.test('the header set itself (a helmet upgrade that changes it must be looked a
     'x-xss-protection': '0',
   })
   t.equal(res.headers['content-security-policy'], undefined, 'no CSP on JSON (Swagger UI brings its own)')
+})
+
+t.test('HSTS only on TLS requests: here a trusted proxy\'s X-Forwarded-Proto says which', async (t) => {
+  const app = await current('*')
+  t.teardown(() => app.close())
+  const tls = await app.inject({ url: '/json', headers: { 'x-forwarded-proto': 'https', host: 'api.example.test' } })
+  t.equal(tls.headers['strict-transport-security'], 'max-age=31536000; includeSubDomains')
+  for (const headers of [{ host: 'api.example.test' }, { host: 'api.example.test', 'x-forwarded-proto': 'http' }]) {
+    const plain = await app.inject({ url: '/json', headers })
+    t.equal(plain.headers['strict-transport-security'], undefined, `no HSTS over plain HTTP (${JSON.stringify(headers)})`)
+    t.equal(plain.headers['x-content-type-options'], 'nosniff', 'the other headers stay')
+  }
 })
