@@ -47,8 +47,11 @@ function frameStoring(journal: Buffer, v: number): Buffer {
 
 const value = async (o: Opened): Promise<unknown> => (await o.client.db('app').collection('kv').findOne({ _id: 'k' as never }))?.v
 
-t.test('a frame older than the snapshot, appended to the journal, is ignored with a warning', async (t) => {
-  const dir = await tempDir(t)
+/**
+ * Writes v=1 then v=2, snapshots, and appends to the new journal a copy of the old journal's frame that
+ * stored v=1; returns the new journal's path and the byte offset the copy starts at.
+ */
+async function appendFrameOlderThanSnapshot(dir: string): Promise<{ journal: string; at: number }> {
   let oldJournal: Buffer
   {
     const o = await open(dir)
@@ -60,9 +63,15 @@ t.test('a frame older than the snapshot, appended to the journal, is ignored wit
     await o.close()
   }
   const journal = await journalFile(dir)
-  t.equal(journal, join(dir, 'journal-1.bin'), 'the snapshot was written and a new journal started')
   const at = (await readFile(journal)).length
   await appendFile(journal, frameStoring(oldJournal, 1))
+  return { journal, at }
+}
+
+t.test('a frame older than the snapshot, appended to the journal, is ignored with a warning', async (t) => {
+  const dir = await tempDir(t)
+  const { journal, at } = await appendFrameOlderThanSnapshot(dir)
+  t.equal(journal, join(dir, 'journal-1.bin'), 'the snapshot was written and a new journal started')
 
   const o = await open(dir)
   t.teardown(o.close)
@@ -98,17 +107,7 @@ t.test('a frame copied twice into the same journal is ignored, and writes after 
 
 t.test('repair leaves an old frame out too', async (t) => {
   const dir = await tempDir(t)
-  let oldJournal: Buffer
-  {
-    const o = await open(dir)
-    const kv = o.client.db('app').collection('kv')
-    await kv.insertOne({ _id: 'k' as never, v: 1 })
-    await kv.updateOne({ _id: 'k' as never }, { $set: { v: 2 } })
-    oldJournal = await readFile(await journalFile(dir))
-    await (o.server.storage as DiskStorage).compactNow()
-    await o.close()
-  }
-  await appendFile(await journalFile(dir), frameStoring(oldJournal, 1))
+  await appendFrameOlderThanSnapshot(dir)
   const backup = join(await tempDir(t), 'backup')
   const report = await repairDataDirectory(dir, new Date(), backup)
   t.match(report.notes, [/^journal-1\.bin: the record at byte \d+ was left out: its sequence number/])
