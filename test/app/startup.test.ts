@@ -61,7 +61,7 @@ t.test('a data directory locked by a live process stops start-up with one line n
   const r = await runServer({ NODE_ENV: 'development', DATA_DIR: dataDir, EMBEDDED_DB: 'disk' }, dir)
   t.equal(r.code, 1)
   t.equal(r.stderr.split('\n').filter(Boolean).length, 1, `one line: ${r.stderr}`)
-  t.match(r.stderr, new RegExp(`^Cannot start: data directory \\S+ is locked by pid ${process.pid} \\(since [^)]+\\); if no database server is running there, check with \`ps -p ${process.pid}\` and remove \\S+/LOCK\\b`))
+  t.match(r.stderr, new RegExp(`^Cannot start \\(is another instance of this service, or npm run rotate-keys, running\\?\\): data directory \\S+ is locked by pid ${process.pid} \\(since [^)]+\\); if no database server is running there, check with \`ps -p ${process.pid}\` and remove \\S+/LOCK\\b`))
   t.notMatch(r.stderr, /\n\s+at /, 'no stack trace')
 })
 
