@@ -72,7 +72,17 @@ export class WorkflowService {
   }
 
   private async write(ownerId: string, id: string, fields: UpdateWorkflow & Partial<SaveGraph>): Promise<Workflow> {
-    const wf = await this.deps.workflows.update(ownerId, id, fields)
+    return this.written(ownerId, id, await this.deps.workflows.update(ownerId, id, fields))
+  }
+
+  /** Writes the graph (nodes keeping their stored live status) and says so on the bus. */
+  private async writeGraph(ownerId: string, id: string, graph: SaveGraph): Promise<Workflow> {
+    const fields = { edges: graph.edges, ...(graph.metadata && { metadata: graph.metadata }) }
+    return this.written(ownerId, id, await this.deps.workflows.saveGraph(ownerId, id, fields, (stored) => withLiveStatusOf(graph.nodes, stored)))
+  }
+
+  /** What a write answered: the workflow, announced on the bus, or NotFound when it is not the owner's. */
+  private written(ownerId: string, id: string, wf: Workflow | null): Workflow {
     if (!wf) throw new NotFound('workflow')
     this.deps.bus.emit('workflow.updated', { owner_id: ownerId, workflow_id: id })
     return wf
@@ -86,10 +96,7 @@ export class WorkflowService {
   async save(ownerId: string, id: string, graph: SaveGraph): Promise<Workflow> {
     assertValidGraph(graph.nodes, graph.edges)
     await this.assertNoSecrets(graph.nodes)
-    const wf = await this.deps.workflows.saveGraph(ownerId, id, { edges: graph.edges, ...(graph.metadata && { metadata: graph.metadata }) }, (stored) => withLiveStatusOf(graph.nodes, stored))
-    if (!wf) throw new NotFound('workflow')
-    this.deps.bus.emit('workflow.updated', { owner_id: ownerId, workflow_id: id })
-    return wf
+    return this.writeGraph(ownerId, id, graph)
   }
 
   /**
@@ -203,9 +210,7 @@ export class WorkflowService {
     const source = await this.restorableVersion(ownerId, id, version)
     // A version's own `_status` (stored before versions left it out) is stale; the workflow's current one
     // still describes the objects on the cluster.
-    const restored = await this.deps.workflows.saveGraph(ownerId, id, { edges: source.edges, metadata: source.metadata }, (stored) => withLiveStatusOf(source.nodes, stored))
-    if (!restored) throw new NotFound('workflow')
-    this.deps.bus.emit('workflow.updated', { owner_id: ownerId, workflow_id: id })
+    const restored = await this.writeGraph(ownerId, id, source)
     // The version records the source's graph itself, not a read of the workflow: a save landing meanwhile
     // changes the workflow, never what this version holds.
     const recorded = await this.recordVersion(ownerId, id, source, { name: `Restored from version ${version}`, restored_from: version, is_automatic: true, run_id: options.runId ?? null })
