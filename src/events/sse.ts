@@ -201,12 +201,13 @@ export async function serveStream(req: FastifyRequest, reply: FastifyReply, opts
     const socket = req.raw.socket
     socket.setNoDelay(true)
     socket.setKeepAlive(true)
+    // The body ends with the connection (`Connection: close`) rather than being chunked: a frame is then
+    // one socket write where chunked encoding makes four, and the fan-out to thousands of subscribers stays
+    // near what writing beside the reply cost (bench/stream.ts). A stream is long-lived, so the connection
+    // it cannot hand back is no loss; HTTP/2 multiplexes anyway.
+    const http1 = res as ServerResponse
+    http1.useChunkedEncodingByDefault = false
   }
-  // On HTTP/1.1 the body ends with the connection (`Connection: close`) rather than being chunked: a
-  // frame is then one socket write where chunked encoding makes four, and the fan-out to thousands of
-  // subscribers stays near what writing beside the reply cost (bench/stream.ts). A stream is long-lived,
-  // so the connection it cannot hand back is no loss; HTTP/2 multiplexes anyway.
-  if (req.raw.httpVersionMajor === 1) (res as ServerResponse).useChunkedEncodingByDefault = false
   res.writeHead(200, { ...replyHeaders(reply), ...SSE_HEADERS })
 
   const send = (bytes: Buffer | string): boolean => (res as ServerResponse).write(bytes)
