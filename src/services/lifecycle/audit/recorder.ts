@@ -86,12 +86,8 @@ export class AuditRecorder {
   record(entry: NewAuditEntry, actorHint?: string): void {
     if (this.closed) return
     const { at, ...rest } = entry
-    if (this.queue.length >= this.maxQueued) {
-      this.queue.shift()
-      this.dropped++
-      this.warnDropped()
-    }
     this.queue.push({ doc: { _id: newId(), at: at ?? new Date(), ...rest }, ...(actorHint !== undefined && { actorHint }) })
+    this.keepWithinBound()
     if (this.retry) return // the database is away: the retry takes the queue with it
     if (this.queue.length >= this.batchSize) this.kick()
     else this.timer ??= setTimeout(() => this.kick(), this.flushDelayMs).unref()
@@ -168,12 +164,7 @@ export class AuditRecorder {
   private holdForDatabase(batch: Queued[], err: unknown): void {
     if (this.retryDelayMs === 0) this.log.warn({ entries: batch.length + this.queue.length, error: (err as Error)?.name ?? 'Error' }, 'the database is away: audit entries are held until it answers')
     this.queue.unshift(...batch)
-    const over = this.queue.length - this.maxQueued
-    if (over > 0) {
-      this.queue.splice(0, over)
-      this.dropped += over
-      this.warnDropped()
-    }
+    this.keepWithinBound()
     this.retryDelayMs = Math.min(this.retryDelayMs ? this.retryDelayMs * 2 : (this.opts.retryBaseMs ?? RETRY_BASE_MS), this.opts.retryMaxMs ?? RETRY_MAX_MS)
     let fire!: () => void
     const attempted = new Promise<void>((resolve) => {
@@ -192,6 +183,15 @@ export class AuditRecorder {
     if (actorHint === undefined || doc.actor_id !== null || !this.opts.resolveActor) return doc
     const actor = await this.opts.resolveActor(actorHint).catch(() => null)
     return actor ? { ...doc, actor_id: actor.id, actor_email: actor.email } : doc
+  }
+
+  /** The queue's bound: its oldest entries beyond `maxQueued` go, counted and warned about. */
+  private keepWithinBound(): void {
+    const over = this.queue.length - this.maxQueued
+    if (over <= 0) return
+    this.queue.splice(0, over)
+    this.dropped += over
+    this.warnDropped()
   }
 
   private warnDropped(): void {
