@@ -4,7 +4,7 @@ import type { FastifyBaseLogger, FastifyError, FastifyReply, FastifyRequest } fr
 import { symbols as pinoSymbols, type Bindings, type ChildLoggerOptions, type DestinationStream } from 'pino'
 import type { Config } from './config.ts'
 import type { ServerTls } from './tls/server-tls.ts'
-import type { StallLimits } from './stalled-clients.ts'
+import { REQUEST_TIMEOUT_MESSAGE, type StallLimits } from './stalled-clients.ts'
 import { loggerOptions, RequestLogController } from './logger.ts'
 import { formatValidationErrors } from './validation.ts'
 import { buildReplySerializer } from './reply-serializer.ts'
@@ -31,7 +31,7 @@ function frameworkErrors(error: FastifyError, _request: FastifyRequest, reply: F
 // Errors of Node's HTTP parser (no request object exists yet): header overflow, timeouts, garbage.
 const CLIENT_ERRORS: Record<string, [number, string]> = {
   HPE_HEADER_OVERFLOW: [431, 'request headers are too large'],
-  ERR_HTTP_REQUEST_TIMEOUT: [408, 'request took too long to arrive'],
+  ERR_HTTP_REQUEST_TIMEOUT: [408, REQUEST_TIMEOUT_MESSAGE],
 }
 
 function clientErrorHandler(this: { log: { debug(o: object, m: string): void } }, error: NodeJS.ErrnoException, socket: Socket) {

@@ -126,7 +126,9 @@ export function guardStalledClients(server: Server | Http2SecureServer, limits: 
   })
 }
 
-const TIMEOUT_BODY = JSON.stringify({ error: 'request took too long to arrive' })
+/** What a client whose request did not arrive in time is told (408), on either protocol. */
+export const REQUEST_TIMEOUT_MESSAGE = 'request took too long to arrive'
+const TIMEOUT_BODY = JSON.stringify({ error: REQUEST_TIMEOUT_MESSAGE })
 
 /** An HTTP/2 request must be complete within the request timeout; only its own stream is answered or reset. */
 function guardStream(req: Http2ServerRequest, res: Http2ServerResponse, requestTimeoutMs: number): void {
